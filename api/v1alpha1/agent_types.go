@@ -1,0 +1,179 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecretKeyRef names one key of a Secret in the Agent's namespace.
+type SecretKeyRef struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// key within the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// AgentHeader is one HTTP header sent with every request to the agent. Its
+// value is read from a Secret when a request is made and never logged or copied
+// into status or events.
+type AgentHeader struct {
+	// name of the HTTP header, e.g. Authorization.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`
+	Name string `json:"name"`
+	// valueFrom is the Secret key holding the header value.
+	ValueFrom SecretKeyRef `json:"valueFrom"`
+}
+
+// AgentTLS configures how the agent's certificate is verified.
+type AgentTLS struct {
+	// caBundle is a Secret key holding PEM CA certificates to trust for this agent.
+	// +optional
+	CABundle *SecretKeyRef `json:"caBundle,omitempty"`
+	// insecureSkipVerify disables certificate verification. Only for development.
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
+
+// AgentSpec describes an A2A endpoint.
+type AgentSpec struct {
+	// url is the agent's base URL; its card is read from
+	// /.well-known/agent-card.json under it unless cardURL is set.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must be an http:// or https:// URL"
+	URL string `json:"url"`
+	// cardURL is where the agent card is read when it is not at the well-known path.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="cardURL must be an http:// or https:// URL"
+	// +optional
+	CardURL string `json:"cardURL,omitempty"`
+	// tenant is sent with every request; a Delegation may override it.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Tenant string `json:"tenant,omitempty"`
+	// headers are added to every request (for example credentials).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Headers []AgentHeader `json:"headers,omitempty"`
+	// tls configures certificate verification.
+	// +optional
+	TLS *AgentTLS `json:"tls,omitempty"`
+	// requestTimeout bounds each request to the agent.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('10m')",message="requestTimeout must be between 1s and 10m"
+	// +optional
+	RequestTimeout *metav1.Duration `json:"requestTimeout,omitempty"`
+	// pollInterval is how often a running task is read back when the agent does
+	// not push notifications.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="pollInterval must be between 100ms and 1h"
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+	// cardRefreshInterval is how often the agent card is read again.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="cardRefreshInterval must be at least 1s"
+	// +optional
+	CardRefreshInterval *metav1.Duration `json:"cardRefreshInterval,omitempty"`
+}
+
+// AgentSkill is one skill the agent card advertises.
+type AgentSkill struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// AgentExtensions says which tether extensions the agent card declares.
+type AgentExtensions struct {
+	Lease  bool `json:"lease,omitempty"`
+	Budget bool `json:"budget,omitempty"`
+}
+
+// AgentStatus is what the operator read from the agent card.
+type AgentStatus struct {
+	// cardName is the agent card's name.
+	// +optional
+	CardName string `json:"cardName,omitempty"`
+	// skills advertised by the card (bounded to the first 64).
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Skills []AgentSkill `json:"skills,omitempty"`
+	// protocolVersion of the interface chosen: 1.0 or 0.3.
+	// +optional
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// binding chosen: JSONRPC, HTTP+JSON or GRPC.
+	// +optional
+	Binding string `json:"binding,omitempty"`
+	// endpoint is the URL of the chosen interface.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// streaming is true when the card advertises streaming.
+	// +optional
+	Streaming bool `json:"streaming,omitempty"`
+	// pushNotifications is true when the card advertises push notifications.
+	// +optional
+	PushNotifications bool `json:"pushNotifications,omitempty"`
+	// extensions the card declares.
+	// +optional
+	Extensions AgentExtensions `json:"extensions,omitempty"`
+	// lastRefreshTime is when the card was last read successfully.
+	// +optional
+	LastRefreshTime *metav1.Time `json:"lastRefreshTime,omitempty"`
+	// observedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Ready is True when the card was read and an interface chosen.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Agent is an A2A endpoint that Delegations send tasks to.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=tether
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Card",type=string,JSONPath=`.status.cardName`
+// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Agent struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// +required
+	Spec AgentSpec `json:"spec"`
+	// +optional
+	Status AgentStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// AgentList contains a list of Agent.
+type AgentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Agent `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Agent{}, &AgentList{})
+}

@@ -1,0 +1,371 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Finalizer holds a Delegation until its remote task was cancelled (or the
+// cancel bound passed).
+const Finalizer = "delegation.tether.dev/cancel"
+
+// LocalRef names an object in the same namespace.
+type LocalRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Part is one piece of a message: exactly one of text, url or data.
+// +kubebuilder:validation:XValidation:rule="[has(self.text), has(self.url), has(self.data)].filter(x, x).size() == 1",message="a part holds exactly one of text, url or data"
+type Part struct {
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Text string `json:"text,omitempty"`
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	URL string `json:"url,omitempty"`
+	// data is structured JSON content.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +optional
+	Data *runtime.RawExtension `json:"data,omitempty"`
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	MediaType string `json:"mediaType,omitempty"`
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Filename string `json:"filename,omitempty"`
+}
+
+// Message is what is sent to the agent.
+// +kubebuilder:validation:XValidation:rule="has(self.text) || (has(self.parts) && size(self.parts) > 0)",message="message needs text or at least one part"
+type Message struct {
+	// text is sent as the first text part.
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Text string `json:"text,omitempty"`
+	// parts follow the text.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Parts []Part `json:"parts,omitempty"`
+	// contextID groups related tasks at the agent; derived from the UID when empty.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ContextID string `json:"contextID,omitempty"`
+	// metadata is sent as message metadata.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// LeaseSpec asks the agent to hold the task only while the operator renews it.
+type LeaseSpec struct {
+	// ttl is how long the task lives without a renewal. Renewed every ttl/3.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="lease.ttl must be between 1s and 1h"
+	TTL metav1.Duration `json:"ttl"`
+}
+
+// BudgetSpec bounds what a task (and everything under it) may spend.
+// +kubebuilder:validation:XValidation:rule="!(has(self.timeout) && has(self.deadline))",message="budget.timeout and budget.deadline are mutually exclusive"
+type BudgetSpec struct {
+	// meters are named quantities, e.g. tokens: 20000.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="budget meters must not be negative"
+	// +optional
+	Meters map[string]int64 `json:"meters,omitempty"`
+	// timeout is the budget's wall-clock allowance from start.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="budget.timeout must be positive"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// deadline is an absolute end for the budget.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
+}
+
+// ParentClosePolicy says what happens to a child when its parent ends.
+// +kubebuilder:validation:Enum=Cancel;Detach
+type ParentClosePolicy string
+
+const (
+	// ParentClosePolicyCancel cancels the child with its parent.
+	ParentClosePolicyCancel ParentClosePolicy = "Cancel"
+	// ParentClosePolicyDetach leaves the child running.
+	ParentClosePolicyDetach ParentClosePolicy = "Detach"
+)
+
+// DelegationSpec is one task for a remote agent, or a group of child tasks.
+// +kubebuilder:validation:XValidation:rule="has(self.agentRef) || (!has(self.message) && !has(self.taskID) && !has(self.lease) && !has(self.replies) && !has(self.skill))",message="a group (no agentRef) cannot have message, taskID, lease, replies or skill"
+// +kubebuilder:validation:XValidation:rule="!has(self.agentRef) || has(self.message) || has(self.taskID)",message="a Delegation with agentRef needs a message, or a taskID to adopt"
+// +kubebuilder:validation:XValidation:rule="!(self.cancel && self.detach)",message="cancel and detach are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="has(self.parentRef) == has(oldSelf.parentRef) && (!has(self.parentRef) || self.parentRef.name == oldSelf.parentRef.name)",message="parentRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.agentRef) == has(oldSelf.agentRef) && (!has(self.agentRef) || self.agentRef.name == oldSelf.agentRef.name)",message="agentRef is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.message) || (has(self.message) && self.message == oldSelf.message)",message="message is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.taskID) || (has(self.taskID) && self.taskID == oldSelf.taskID)",message="taskID is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && oldSelf.replies.all(r, r in self.replies))",message="replies can only be appended"
+// +kubebuilder:validation:XValidation:rule="!oldSelf.cancel || self.cancel",message="cancel cannot be undone"
+type DelegationSpec struct {
+	// agentRef names the Agent that runs the task. Without it the Delegation is
+	// a group: it sends nothing and settles when its children settle.
+	// +optional
+	AgentRef *LocalRef `json:"agentRef,omitempty"`
+	// skill asks for one of the agent's skills.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Skill string `json:"skill,omitempty"`
+	// parentRef names the parent Delegation; the operator sets the ownerReference.
+	// +optional
+	ParentRef *LocalRef `json:"parentRef,omitempty"`
+	// message is sent once to start the task.
+	// +optional
+	Message *Message `json:"message,omitempty"`
+	// replies continue a task that asked for input; each is sent once, in order.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=65536
+	// +optional
+	Replies []string `json:"replies,omitempty"`
+	// tenant overrides the Agent's tenant.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Tenant string `json:"tenant,omitempty"`
+	// lease makes the agent drop the task when the operator stops renewing it.
+	// +optional
+	Lease *LeaseSpec `json:"lease,omitempty"`
+	// budget is granted to the task and reserved from the parent's budget.
+	// +optional
+	Budget *BudgetSpec `json:"budget,omitempty"`
+	// timeout is the wall-clock limit from start; past it the task is cancelled
+	// and the Delegation fails with class BudgetExhausted.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeout must be positive"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// parentClosePolicy says what happens to this task when its parent ends.
+	// +kubebuilder:default=Cancel
+	// +optional
+	ParentClosePolicy ParentClosePolicy `json:"parentClosePolicy,omitempty"`
+	// cancel cancels the task without deleting the object.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
+	// detach stops following the task without cancelling it; the task id is kept.
+	// +optional
+	Detach bool `json:"detach,omitempty"`
+	// taskID adopts an existing remote task instead of sending a message.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	TaskID string `json:"taskID,omitempty"`
+	// ttlSecondsAfterFinished deletes the object this long after it settles.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// Phase is where a Delegation is in its life.
+// +kubebuilder:validation:Enum=Pending;Running;InputRequired;AuthRequired;Succeeded;Failed;Canceled;Detached
+type Phase string
+
+const (
+	PhasePending       Phase = "Pending"
+	PhaseRunning       Phase = "Running"
+	PhaseInputRequired Phase = "InputRequired"
+	PhaseAuthRequired  Phase = "AuthRequired"
+	PhaseSucceeded     Phase = "Succeeded"
+	PhaseFailed        Phase = "Failed"
+	PhaseCanceled      Phase = "Canceled"
+	PhaseDetached      Phase = "Detached"
+)
+
+// FailureClass says why a task failed, for retries and for people.
+type FailureClass string
+
+const (
+	FailureInvalidRequest  FailureClass = "InvalidRequest"
+	FailureTransient       FailureClass = "Transient"
+	FailurePolicyRefusal   FailureClass = "PolicyRefusal"
+	FailureBudgetExhausted FailureClass = "BudgetExhausted"
+	FailureInternal        FailureClass = "Internal"
+	FailureUnreachable     FailureClass = "Unreachable"
+	FailureRejected        FailureClass = "Rejected"
+)
+
+// Outcome explains the phase.
+type Outcome struct {
+	// reason is a CamelCase word, e.g. Completed, Requested, ParentDeleted.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// failureClass is set when the phase is Failed.
+	// +optional
+	FailureClass FailureClass `json:"failureClass,omitempty"`
+	// message is for people.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Artifact is one output of the task, bounded in size.
+type Artifact struct {
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	MediaType string `json:"mediaType,omitempty"`
+	// +optional
+	Text string `json:"text,omitempty"`
+	// +optional
+	URL string `json:"url,omitempty"`
+}
+
+// Result is what the task produced, bounded in size.
+type Result struct {
+	// +optional
+	Text string `json:"text,omitempty"`
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+	// truncated is true when text or artifacts were cut to fit.
+	// +optional
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// LeaseStatus is the lease the agent granted.
+type LeaseStatus struct {
+	// +optional
+	TTL *metav1.Duration `json:"ttl,omitempty"`
+	// granted is true when the agent answered with an expiry.
+	Granted bool `json:"granted"`
+	// grantedUntil is the expiry the agent first granted; renewals extend it
+	// without writing status.
+	// +optional
+	GrantedUntil *metav1.Time `json:"grantedUntil,omitempty"`
+	// reason explains granted=false.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// Meters are named quantities.
+type Meters map[string]int64
+
+// Reservation is what one active child holds of its parent's budget.
+type Reservation struct {
+	// child is the child Delegation's name.
+	Child string `json:"child"`
+	// uid of the child, so a recreated child never reuses an entry.
+	UID string `json:"uid"`
+	// +optional
+	Meters Meters `json:"meters,omitempty"`
+}
+
+// BudgetStatus is the ledger: granted = spent + reserved + left.
+type BudgetStatus struct {
+	// +optional
+	Granted Meters `json:"granted,omitempty"`
+	// reserved is held by active children.
+	// +optional
+	Reserved Meters `json:"reserved,omitempty"`
+	// spent is what the task and its settled children were charged.
+	// +optional
+	Spent Meters `json:"spent,omitempty"`
+	// +optional
+	Left Meters `json:"left,omitempty"`
+	// deadline is when the budget runs out of time.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
+	// reservations holds one entry per active child.
+	// +listType=map
+	// +listMapKey=uid
+	// +optional
+	Reservations []Reservation `json:"reservations,omitempty"`
+}
+
+// ChildCounts counts the Delegations whose parentRef names this one.
+type ChildCounts struct {
+	Active    int32 `json:"active"`
+	Succeeded int32 `json:"succeeded"`
+	Failed    int32 `json:"failed"`
+	Canceled  int32 `json:"canceled"`
+}
+
+// DelegationStatus is what the operator observed.
+type DelegationStatus struct {
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// taskID is the remote task id.
+	// +optional
+	TaskID string `json:"taskID,omitempty"`
+	// +optional
+	ContextID string `json:"contextID,omitempty"`
+	// remoteState is the task state the agent last reported.
+	// +optional
+	RemoteState string `json:"remoteState,omitempty"`
+	// sendStarted records that a send was in flight, so a restarted operator
+	// looks the task up instead of sending twice.
+	// +optional
+	SendStarted *metav1.Time `json:"sendStarted,omitempty"`
+	// +optional
+	Outcome *Outcome `json:"outcome,omitempty"`
+	// +optional
+	Result *Result `json:"result,omitempty"`
+	// +optional
+	Lease *LeaseStatus `json:"lease,omitempty"`
+	// +optional
+	Budget *BudgetStatus `json:"budget,omitempty"`
+	// +optional
+	Children *ChildCounts `json:"children,omitempty"`
+	// repliesSent counts spec.replies already delivered.
+	// +optional
+	RepliesSent int32 `json:"repliesSent,omitempty"`
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions follow kstatus: Ready, Reconciling, Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Delegation is one task sent to a remote agent over A2A, or a group of them.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dlg,categories=tether
+// +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.spec.agentRef.name`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.status.taskID`
+// +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parentRef.name`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.parentRef) || self.spec.parentRef.name != self.metadata.name",message="spec.parentRef cannot name the Delegation itself"
+type Delegation struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// +required
+	Spec DelegationSpec `json:"spec"`
+	// +optional
+	Status DelegationStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// DelegationList contains a list of Delegation.
+type DelegationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Delegation `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Delegation{}, &DelegationList{})
+}
