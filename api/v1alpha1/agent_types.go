@@ -7,6 +7,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // SecretKeyRef names one key of a Secret in the Agent's namespace.
@@ -123,6 +124,9 @@ type AgentStatus struct {
 	// endpoint is the URL of the chosen interface.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+	// tenant of the chosen interface, sent unless the Agent or Delegation sets one.
+	// +optional
+	Tenant string `json:"tenant,omitempty"`
 	// streaming is true when the card advertises streaming.
 	// +optional
 	Streaming bool `json:"streaming,omitempty"`
@@ -175,5 +179,8 @@ type AgentList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Agent{}, &AgentList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Agent{}, &AgentList{})
+		return nil
+	})
 }

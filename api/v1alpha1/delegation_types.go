@@ -276,9 +276,6 @@ type BudgetStatus struct {
 	Spent Meters `json:"spent,omitempty"`
 	// +optional
 	Left Meters `json:"left,omitempty"`
-	// deadline is when the budget runs out of time.
-	// +optional
-	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// reservations holds one entry per active child.
 	// +listType=map
 	// +listMapKey=uid
@@ -310,6 +307,10 @@ type DelegationStatus struct {
 	// looks the task up instead of sending twice.
 	// +optional
 	SendStarted *metav1.Time `json:"sendStarted,omitempty"`
+	// cancelRequested is when the operator first asked the agent to cancel;
+	// cancel retries stop at --cancel-timeout after it.
+	// +optional
+	CancelRequested *metav1.Time `json:"cancelRequested,omitempty"`
 	// +optional
 	Outcome *Outcome `json:"outcome,omitempty"`
 	// +optional
@@ -325,6 +326,10 @@ type DelegationStatus struct {
 	RepliesSent int32 `json:"repliesSent,omitempty"`
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// deadline is the earliest of the own timeout, the budget's and the parent's
+	// deadline, fixed when the task starts.
+	// +optional
+	Deadline *metav1.Time `json:"deadline,omitempty"`
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// +optional
@@ -367,5 +372,8 @@ type DelegationList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Delegation{}, &DelegationList{})
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &Delegation{}, &DelegationList{})
+		return nil
+	})
 }

@@ -288,10 +288,6 @@ func (in *BudgetStatus) DeepCopyInto(out *BudgetStatus) {
 			(*out)[key] = val
 		}
 	}
-	if in.Deadline != nil {
-		in, out := &in.Deadline, &out.Deadline
-		*out = (*in).DeepCopy()
-	}
 	if in.Reservations != nil {
 		in, out := &in.Reservations, &out.Reservations
 		*out = make([]Reservation, len(*in))
@@ -447,6 +443,10 @@ func (in *DelegationStatus) DeepCopyInto(out *DelegationStatus) {
 		in, out := &in.SendStarted, &out.SendStarted
 		*out = (*in).DeepCopy()
 	}
+	if in.CancelRequested != nil {
+		in, out := &in.CancelRequested, &out.CancelRequested
+		*out = (*in).DeepCopy()
+	}
 	if in.Outcome != nil {
 		in, out := &in.Outcome, &out.Outcome
 		*out = new(Outcome)
@@ -474,6 +474,10 @@ func (in *DelegationStatus) DeepCopyInto(out *DelegationStatus) {
 	}
 	if in.StartTime != nil {
 		in, out := &in.StartTime, &out.StartTime
+		*out = (*in).DeepCopy()
+	}
+	if in.Deadline != nil {
+		in, out := &in.Deadline, &out.Deadline
 		*out = (*in).DeepCopy()
 	}
 	if in.CompletionTime != nil {

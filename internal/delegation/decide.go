@@ -1,0 +1,221 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"fmt"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// StepKind is what the controller does next.
+type StepKind string
+
+const (
+	// StepNone: settled, nothing to do.
+	StepNone StepKind = "None"
+	// StepWait: stay Pending for the reason given.
+	StepWait StepKind = "Wait"
+	// StepSettle: move to the terminal phase given without calling the agent.
+	StepSettle StepKind = "Settle"
+	// StepCancel: cancel the remote task (if any), then settle as given.
+	StepCancel StepKind = "Cancel"
+	// StepDetach: stop following, keep the task id.
+	StepDetach StepKind = "Detach"
+	// StepStart: adopt spec.taskID, look up an in-flight send, or send.
+	StepStart StepKind = "Start"
+	// StepFollow: read the remote task and let Follow decide.
+	StepFollow StepKind = "Follow"
+	// StepGroup: the phase given follows from the children.
+	StepGroup StepKind = "Group"
+	// StepSetPhase: a non-terminal phase change seen at the agent.
+	StepSetPhase StepKind = "SetPhase"
+	// StepReply: send spec.replies[status.repliesSent] to the same task.
+	StepReply StepKind = "Reply"
+)
+
+// Step is one decision.
+type Step struct {
+	Kind    StepKind
+	Phase   v1alpha1.Phase
+	Outcome v1alpha1.Outcome
+}
+
+func wait(reason, msg string) Step {
+	return Step{Kind: StepWait, Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
+}
+
+func failed(kind StepKind, class v1alpha1.FailureClass, reason, msg string) Step {
+	return Step{Kind: kind, Phase: v1alpha1.PhaseFailed, Outcome: v1alpha1.Outcome{Reason: reason, FailureClass: class, Message: msg}}
+}
+
+func canceled(reason, msg string) Step {
+	return Step{Kind: StepCancel, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
+}
+
+// Gate decides everything that needs no call to the agent, in order: settled,
+// invalid tree, cancel triggers, detach, waiting on parent and agent, start.
+func Gate(o Observation) Step {
+	st, spec := o.Status, o.Spec
+	if Settled(st.Phase) {
+		return Step{Kind: StepNone, Phase: st.Phase}
+	}
+	if o.TreeError != "" && !Started(st) {
+		return failed(StepSettle, v1alpha1.FailureInvalidRequest, ReasonInvalidTree, o.TreeError)
+	}
+	if s, ok := cancelTrigger(o); ok {
+		return s
+	}
+	if spec.Detach {
+		return Step{Kind: StepDetach, Phase: v1alpha1.PhaseDetached, Outcome: v1alpha1.Outcome{Reason: ReasonDetached, Message: "no longer followed; the remote task keeps running"}}
+	}
+	if !Started(st) && (st.Phase == "" || st.Phase == v1alpha1.PhasePending) {
+		if s, ok := waitForParent(o); ok {
+			return s
+		}
+		if IsGroup(spec) {
+			return Group(o)
+		}
+		if !o.Agent.Found {
+			return wait(ReasonAgentNotFound, fmt.Sprintf("Agent %q not found", spec.AgentRef.Name))
+		}
+		if !o.Agent.Ready {
+			return wait(ReasonAgentNotReady, fmt.Sprintf("Agent %q is not Ready", spec.AgentRef.Name))
+		}
+		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
+	}
+	if IsGroup(spec) {
+		return Group(o)
+	}
+	if st.TaskID == "" {
+		if st.SendStarted != nil && o.SendTimeout > 0 && o.Now.Sub(st.SendStarted.Time) > o.SendTimeout {
+			return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable,
+				fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
+		}
+		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
+	}
+	return Step{Kind: StepFollow, Phase: st.Phase}
+}
+
+// cancelTrigger finds a reason to stop the task: an explicit request, the
+// parent's end (policy Cancel), or a deadline. Timers never cancel a task that
+// was handed back for input; explicit requests do.
+func cancelTrigger(o Observation) (Step, bool) {
+	spec, st := o.Spec, o.Status
+	interrupted := Interrupted(st.Phase)
+	if spec.Cancel {
+		return canceled(ReasonRequested, "cancel requested in spec"), true
+	}
+	if p := o.Parent; p != nil && spec.ParentClosePolicy != v1alpha1.ParentClosePolicyDetach {
+		switch {
+		case p.Deleting:
+			return canceled(ReasonParentDeleted, "the parent is being deleted"), true
+		case !p.Found && Started(st):
+			return canceled(ReasonParentDeleted, "the parent no longer exists"), true
+		case p.Phase == v1alpha1.PhaseCanceled:
+			return canceled(ReasonParentEnded, "the parent was cancelled"), true
+		case (p.Phase == v1alpha1.PhaseSucceeded || p.Phase == v1alpha1.PhaseFailed) && !interrupted:
+			return canceled(ReasonParentEnded, fmt.Sprintf("the parent ended (%s) before this task settled", p.Phase)), true
+		case !p.Deadline.IsZero() && !o.Now.Before(p.Deadline) && !interrupted:
+			return canceled(ReasonParentExpired, "the parent's deadline passed"), true
+		}
+	}
+	if st.Deadline != nil && !o.Now.Before(st.Deadline.Time) && !interrupted {
+		s := failed(StepCancel, v1alpha1.FailureBudgetExhausted, ReasonDeadline, "the deadline passed at "+st.Deadline.UTC().Format("2006-01-02T15:04:05Z"))
+		return s, true
+	}
+	return Step{}, false
+}
+
+// waitForParent keeps a child Pending until its parent exists and runs, so
+// GitOps can apply a tree in any order.
+func waitForParent(o Observation) (Step, bool) {
+	p := o.Parent
+	switch {
+	case p == nil:
+		return Step{}, false
+	case !p.Found:
+		return wait(ReasonParentNotFound, fmt.Sprintf("parent %q not found", o.Spec.ParentRef.Name)), true
+	case parentActive(p.Phase), p.Phase == v1alpha1.PhaseDetached:
+		return Step{}, false
+	case Settled(p.Phase) && o.Spec.ParentClosePolicy == v1alpha1.ParentClosePolicyDetach:
+		return Step{}, false
+	}
+	return wait(ReasonWaitingParent, fmt.Sprintf("parent %q is %s", o.Spec.ParentRef.Name, phaseOrPending(p.Phase))), true
+}
+
+func phaseOrPending(p v1alpha1.Phase) v1alpha1.Phase {
+	if p == "" {
+		return v1alpha1.PhasePending
+	}
+	return p
+}
+
+// Group settles a Delegation without agent from its children: it runs while
+// any child is active (or none exists yet) and then takes the worst outcome.
+func Group(o Observation) Step {
+	c := o.Children
+	total := c.Active + c.Succeeded + c.Failed + c.Canceled
+	switch {
+	case c.Active > 0 || total == 0:
+		return Step{Kind: StepGroup, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWaitingChildren,
+			Message: fmt.Sprintf("%d of %d children active", c.Active, total)}}
+	case c.Failed > 0:
+		return Step{Kind: StepGroup, Phase: v1alpha1.PhaseFailed, Outcome: v1alpha1.Outcome{Reason: ReasonChildFailed,
+			FailureClass: v1alpha1.FailureInternal, Message: fmt.Sprintf("%d of %d children failed", c.Failed, total)}}
+	case c.Canceled > 0:
+		return Step{Kind: StepGroup, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: ReasonChildCanceled,
+			Message: fmt.Sprintf("%d of %d children were cancelled", c.Canceled, total)}}
+	}
+	return Step{Kind: StepGroup, Phase: v1alpha1.PhaseSucceeded, Outcome: v1alpha1.Outcome{Reason: ReasonCompleted,
+		Message: fmt.Sprintf("all %d children succeeded", total)}}
+}
+
+// Follow decides from the task the agent reported.
+func Follow(o Observation, t *a2a.Task) Step {
+	switch t.State {
+	case a2a.StateCompleted:
+		return Step{Kind: StepSettle, Phase: v1alpha1.PhaseSucceeded, Outcome: v1alpha1.Outcome{Reason: ReasonCompleted, Message: t.StatusText}}
+	case a2a.StateFailed:
+		return failed(StepSettle, failureClass(t.FailureClass), ReasonRemoteFailed, t.StatusText)
+	case a2a.StateRejected:
+		return failed(StepSettle, v1alpha1.FailureRejected, ReasonRemoteRejected, t.StatusText)
+	case a2a.StateCanceled:
+		return Step{Kind: StepSettle, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: ReasonRemote, Message: t.StatusText}}
+	case a2a.StateInputRequired, a2a.StateAuthRequired:
+		phase, reason := v1alpha1.PhaseInputRequired, ReasonInputRequired
+		if t.State == a2a.StateAuthRequired {
+			phase, reason = v1alpha1.PhaseAuthRequired, ReasonAuthRequired
+		}
+		if int(o.Status.RepliesSent) < len(o.Spec.Replies) {
+			return Step{Kind: StepReply, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: "reply sent"}}
+		}
+		return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: t.StatusText}}
+	}
+	return Step{Kind: StepSetPhase, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: t.StatusText}}
+}
+
+// Lost is the step for a task the agent no longer knows.
+func Lost() Step {
+	return failed(StepSettle, v1alpha1.FailureInternal, ReasonTaskLost, "the agent no longer knows the task")
+}
+
+// SendRefused is the step for a send the agent answered with a refusal.
+func SendRefused(class, msg string) Step {
+	return failed(StepSettle, failureClass(class), ReasonSendRefused, msg)
+}
+
+// failureClass maps what an agent reported to a known class; anything
+// unknown reads as Internal.
+func failureClass(s string) v1alpha1.FailureClass {
+	switch c := v1alpha1.FailureClass(s); c {
+	case v1alpha1.FailureInvalidRequest, v1alpha1.FailureTransient, v1alpha1.FailurePolicyRefusal,
+		v1alpha1.FailureBudgetExhausted, v1alpha1.FailureInternal, v1alpha1.FailureUnreachable, v1alpha1.FailureRejected:
+		return c
+	}
+	return v1alpha1.FailureInternal
+}

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+// Package delegation holds every decision the operator makes about a
+// Delegation, as pure functions of what was observed: spec, status, parent,
+// agent, the last remote task and the time. No client, clock or network here.
+package delegation
+
+import (
+	"time"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// Outcome reasons written to status.outcome.reason and used as Event reasons.
+const (
+	ReasonParentNotFound  = "ParentNotFound"
+	ReasonWaitingParent   = "WaitingForParent"
+	ReasonAgentNotFound   = "AgentNotFound"
+	ReasonAgentNotReady   = "AgentNotReady"
+	ReasonBudgetExhausted = "BudgetExhausted"
+	ReasonInvalidTree     = "InvalidTree"
+	ReasonSent            = "Sent"
+	ReasonAdopted         = "Adopted"
+	ReasonWorking         = "Working"
+	ReasonWaitingChildren = "WaitingForChildren"
+	ReasonInputRequired   = "InputRequired"
+	ReasonAuthRequired    = "AuthRequired"
+	ReasonCompleted       = "Completed"
+	ReasonRemoteFailed    = "RemoteFailed"
+	ReasonRemoteRejected  = "RemoteRejected"
+	ReasonSendRefused     = "SendRefused"
+	ReasonUnreachable     = "Unreachable"
+	ReasonTaskLost        = "TaskLost"
+	ReasonDeadline        = "DeadlineExceeded"
+	ReasonChildFailed     = "ChildFailed"
+	ReasonChildCanceled   = "ChildCanceled"
+	ReasonDetached        = "Detached"
+
+	// Cancel reasons (phase Canceled).
+	ReasonRequested     = "Requested"
+	ReasonParentDeleted = "ParentDeleted"
+	ReasonParentEnded   = "ParentEnded"
+	ReasonParentExpired = "ParentExpired"
+	ReasonRemote        = "Remote"
+)
+
+// Parent is what a child needs to know of its parent.
+type Parent struct {
+	Found    bool
+	Deleting bool
+	Phase    v1alpha1.Phase
+	Deadline time.Time // zero: none
+}
+
+// Agent is what a Delegation needs to know of its Agent.
+type Agent struct {
+	Found bool
+	Ready bool
+}
+
+// Observation is everything one decision is made from.
+type Observation struct {
+	Now    time.Time
+	Spec   *v1alpha1.DelegationSpec
+	Status *v1alpha1.DelegationStatus
+	// Parent is nil when the Delegation has no parentRef.
+	Parent *Parent
+	Agent  Agent
+	// TreeError is set when the parentRef chain has a cycle or is too deep.
+	TreeError string
+	// SendTimeout bounds how long a send may go without a task id.
+	SendTimeout time.Duration
+	// Children counts settled and active children (groups settle on them).
+	Children v1alpha1.ChildCounts
+}
+
+// Settled phases are terminal: nothing moves the Delegation out of them.
+func Settled(p v1alpha1.Phase) bool {
+	switch p {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
+		return true
+	}
+	return false
+}
+
+// Interrupted phases are handed back to a person: only explicit requests
+// (cancel, deletion, a cancelled parent) cancel them, never a timer.
+func Interrupted(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseInputRequired || p == v1alpha1.PhaseAuthRequired
+}
+
+// parentActive says whether children of a parent in this phase may start.
+func parentActive(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhaseRunning || Interrupted(p)
+}
+
+// IsGroup reports whether the Delegation only holds children.
+func IsGroup(spec *v1alpha1.DelegationSpec) bool { return spec.AgentRef == nil }
+
+// Started reports whether a remote task exists or may exist.
+func Started(st *v1alpha1.DelegationStatus) bool { return st.TaskID != "" || st.SendStarted != nil }

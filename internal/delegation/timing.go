@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// Deadline is the earliest of the own timeout, the budget's timeout or
+// deadline, and the parent's deadline, counted from start. Zero means none.
+func Deadline(spec *v1alpha1.DelegationSpec, parentDeadline, start time.Time) time.Time {
+	var d time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (d.IsZero() || t.Before(d)) {
+			d = t
+		}
+	}
+	if spec.Timeout != nil {
+		earliest(start.Add(spec.Timeout.Duration))
+	}
+	if b := spec.Budget; b != nil {
+		if b.Timeout != nil {
+			earliest(start.Add(b.Timeout.Duration))
+		}
+		if b.Deadline != nil {
+			earliest(b.Deadline.Time)
+		}
+	}
+	earliest(parentDeadline)
+	return d
+}
+
+// RenewInterval is how often a leased task is read back with the lease
+// extension: a third of the TTL, so two renewals may fail before it lapses.
+func RenewInterval(spec *v1alpha1.DelegationSpec) time.Duration {
+	if spec.Lease == nil {
+		return 0
+	}
+	return spec.Lease.TTL.Duration / 3
+}
+
+// NextCheck is when a followed Delegation must be looked at again: the poll
+// interval, the lease renewal, or a deadline, whichever comes first.
+func NextCheck(o Observation, poll time.Duration) time.Duration {
+	next := poll
+	shorter := func(d time.Duration) {
+		if d > 0 && (next <= 0 || d < next) {
+			next = d
+		}
+	}
+	if !Interrupted(o.Status.Phase) {
+		shorter(RenewInterval(o.Spec))
+	}
+	if o.Status.Deadline != nil {
+		shorter(o.Status.Deadline.Sub(o.Now) + 10*time.Millisecond)
+	}
+	if o.Parent != nil && !o.Parent.Deadline.IsZero() {
+		shorter(o.Parent.Deadline.Sub(o.Now) + 10*time.Millisecond)
+	}
+	return next
+}
+
+// ExpiryAfterFinish says when a settled Delegation with
+// ttlSecondsAfterFinished is due for deletion: delete now, or wait that long.
+func ExpiryAfterFinish(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, now time.Time) (deleteNow bool, after time.Duration) {
+	if spec.TTLSecondsAfterFinished == nil || !Settled(st.Phase) || st.CompletionTime == nil {
+		return false, 0
+	}
+	due := st.CompletionTime.Add(time.Duration(*spec.TTLSecondsAfterFinished) * time.Second)
+	if !now.Before(due) {
+		return true, 0
+	}
+	return false, due.Sub(now)
+}
+
+// Count adds one child's phase to the counts a parent keeps. Children handed
+// back for input are still active: their parent has not finished with them.
+func Count(c *v1alpha1.ChildCounts, p v1alpha1.Phase) {
+	switch p {
+	case v1alpha1.PhaseSucceeded:
+		c.Succeeded++
+	case v1alpha1.PhaseFailed:
+		c.Failed++
+	case v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
+		c.Canceled++
+	default:
+		c.Active++
+	}
+}
+
+// Ids derived from the Delegation's UID make a retried send recognisable.
+
+// MessageID is the id of the first message (reply < 0) or of a reply.
+func MessageID(uid string, reply int) string {
+	if reply < 0 {
+		return "tether-" + uid
+	}
+	return "tether-" + uid + "-reply-" + strconv.Itoa(reply)
+}
+
+// ContextID is the user's context id, or one derived from the UID.
+func ContextID(spec *v1alpha1.DelegationSpec, uid string) string {
+	if spec.Message != nil && spec.Message.ContextID != "" {
+		return spec.Message.ContextID
+	}
+	return "tether-" + uid
+}
