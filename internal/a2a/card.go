@@ -1,0 +1,141 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+)
+
+// Protocol versions and bindings as recorded in Card.
+const (
+	ProtocolV1  = "1.0"
+	ProtocolV03 = "0.3"
+
+	BindingJSONRPC  = string(a2a.TransportProtocolJSONRPC)
+	BindingHTTPJSON = string(a2a.TransportProtocolHTTPJSON)
+	BindingGRPC     = string(a2a.TransportProtocolGRPC)
+)
+
+const opResolveCard = "ResolveCard"
+
+// ResolveCard reads the agent card (1.0 or 0.3 format) and chooses the
+// interface to talk to: 1.0 JSON-RPC, then 1.0 HTTP+JSON, then 0.3 JSON-RPC;
+// among equals the card's order (its preference) wins. gRPC is not used.
+func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
+	hc, err := endpointHTTPClient(ep)
+	if err != nil {
+		return nil, &Error{Kind: KindTransport, Op: opResolveCard, Reason: ReasonUnreachable, Err: err}
+	}
+	// The 0.3 parser reads both formats: it keeps supportedInterfaces when
+	// present and otherwise derives them from url/preferredTransport.
+	resolver := &agentcard.Resolver{Client: hc, CardParser: a2av0.NewAgentCardParser()}
+	base, opts := ep.URL, []agentcard.ResolveOption(nil)
+	if ep.CardURL != "" {
+		base, opts = ep.CardURL, []agentcard.ResolveOption{agentcard.WithPath("")}
+	}
+	if base == "" {
+		return nil, &Error{Kind: KindRefused, Op: opResolveCard, Reason: ReasonInvalidRequest, Err: errors.New("the endpoint has no URL")}
+	}
+	ctx, ci := withCallInfo(ctx)
+	raw, err := resolver.Resolve(ctx, base, opts...)
+	if err != nil {
+		var notOK *agentcard.ErrStatusNotOK
+		if errors.As(err, &notOK) {
+			ci.setStatus(notOK.StatusCode)
+		}
+		return nil, ci.wrap(opResolveCard, err)
+	}
+	card, err := cardFromWire(raw)
+	if err != nil {
+		return nil, &Error{Kind: KindRefused, Op: opResolveCard, Reason: ReasonUnsupported, Err: err}
+	}
+	return card, nil
+}
+
+// cardFromWire keeps what the operator needs of a card, with the chosen interface.
+func cardFromWire(c *a2a.AgentCard) (*Card, error) {
+	iface, version := chooseInterface(c.SupportedInterfaces)
+	if iface == nil {
+		var have []string
+		for _, i := range c.SupportedInterfaces {
+			if i != nil {
+				have = append(have, fmt.Sprintf("%s %s", i.ProtocolBinding, i.ProtocolVersion))
+			}
+		}
+		return nil, fmt.Errorf("%w: no usable interface in the agent card (has: %s)", ErrUnsupported, strings.Join(have, ", "))
+	}
+	out := &Card{
+		Name:              c.Name,
+		ProtocolVersion:   version,
+		Binding:           string(iface.ProtocolBinding),
+		URL:               iface.URL,
+		Tenant:            iface.Tenant,
+		Streaming:         c.Capabilities.Streaming,
+		PushNotifications: c.Capabilities.PushNotifications,
+	}
+	for _, s := range c.Skills {
+		out.Skills = append(out.Skills, Skill{ID: s.ID, Name: s.Name})
+	}
+	for _, e := range c.Capabilities.Extensions {
+		switch e.URI {
+		case LeaseExtensionURI:
+			out.Lease = true
+		case BudgetExtensionURI:
+			out.Budget = true
+		}
+	}
+	return out, nil
+}
+
+// chooseInterface returns the preferred usable interface and its normalised
+// protocol version.
+func chooseInterface(ifaces []*a2a.AgentInterface) (*a2a.AgentInterface, string) {
+	rank := func(i *a2a.AgentInterface) int {
+		switch v := normaliseVersion(string(i.ProtocolVersion)); {
+		case v == ProtocolV1 && i.ProtocolBinding == a2a.TransportProtocolJSONRPC:
+			return 0
+		case v == ProtocolV1 && i.ProtocolBinding == a2a.TransportProtocolHTTPJSON:
+			return 1
+		case v == ProtocolV03 && i.ProtocolBinding == a2a.TransportProtocolJSONRPC:
+			return 2
+		}
+		return -1
+	}
+	usable := slices.DeleteFunc(slices.Clone(ifaces), func(i *a2a.AgentInterface) bool {
+		return i == nil || i.URL == "" || rank(i) < 0
+	})
+	if len(usable) == 0 {
+		return nil, ""
+	}
+	slices.SortStableFunc(usable, func(a, b *a2a.AgentInterface) int { return rank(a) - rank(b) })
+	return usable[0], normaliseVersion(string(usable[0].ProtocolVersion))
+}
+
+// normaliseVersion maps a card's protocol version to ProtocolV1 or
+// ProtocolV03 by major version; "" for anything else. An interface without a
+// version is taken as 1.0: supportedInterfaces only exist in 1.0 cards (the
+// 0.3 parser fills the version in for 0.3 ones).
+func normaliseVersion(v string) string {
+	if v == "" {
+		return ProtocolV1
+	}
+	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".")
+	switch major {
+	case "1":
+		return ProtocolV1
+	case "0":
+		return ProtocolV03
+	}
+	return ""
+}

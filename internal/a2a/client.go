@@ -1,0 +1,201 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+)
+
+const (
+	opNewClient   = "NewClient"
+	opSend        = "SendMessage"
+	opGet         = "GetTask"
+	opCancel      = "CancelTask"
+	opList        = "ListTasks"
+	listPageSize  = 100
+	listPageLimit = 20 // a context with more than 2000 tasks is not one we adopt from
+)
+
+// Dial reads the agent card and returns a client for the interface it chose.
+func Dial(ctx context.Context, ep Endpoint) (Client, error) {
+	card, err := ResolveCard(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(ctx, ep, card)
+}
+
+// NewClient returns a client for an already resolved card, so callers that
+// cache cards do not read the card on every call. The tenant is ep.Tenant,
+// else the card interface's.
+func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
+	if card == nil || card.URL == "" {
+		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonInvalidRequest, Err: errors.New("no agent card interface to connect to")}
+	}
+	hc, err := endpointHTTPClient(ep)
+	if err != nil {
+		return nil, &Error{Kind: KindTransport, Op: opNewClient, Reason: ReasonUnreachable, Err: err}
+	}
+	version := normaliseVersion(card.ProtocolVersion)
+	var transport a2aclient.FactoryOption
+	switch {
+	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
+		transport = a2aclient.WithJSONRPCTransport(hc)
+	case version == ProtocolV1 && card.Binding == BindingHTTPJSON:
+		transport = a2aclient.WithRESTTransport(hc)
+	case version == ProtocolV03 && card.Binding == BindingJSONRPC:
+		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
+	default:
+		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonUnsupported,
+			Err: fmt.Errorf("%w: binding %q protocol %q", ErrUnsupported, card.Binding, card.ProtocolVersion)}
+	}
+	tenant := ep.Tenant
+	if tenant == "" {
+		tenant = card.Tenant
+	}
+	iface := &a2a.AgentInterface{
+		URL:             card.URL,
+		ProtocolBinding: a2a.TransportProtocol(card.Binding),
+		ProtocolVersion: a2a.ProtocolVersion(version),
+		Tenant:          tenant, // a2a-go puts it on every request
+	}
+	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
+		a2aclient.WithDefaultsDisabled(),
+		a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
+		transport)
+	if err != nil {
+		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonUnsupported, Err: err}
+	}
+	cp := *card
+	return &client{card: &cp, c: c, v03: version == ProtocolV03}, nil
+}
+
+type client struct {
+	card *Card
+	c    *a2aclient.Client
+	v03  bool
+}
+
+func (c *client) Card() *Card { return c.card }
+
+func (c *client) Close() { _ = c.c.Destroy() }
+
+// Send sends without waiting for the task to finish. Extension data in the
+// request is always announced with its extension header: an agent that does
+// not know the extension ignores both.
+func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
+	msg, meta, exts, err := buildSend(req)
+	if err != nil {
+		return nil, &Error{Kind: KindRefused, Op: opSend, Reason: ReasonInvalidRequest, Err: err}
+	}
+	ctx, ci := withCallInfo(ctx)
+	res, err := c.c.SendMessage(activate(ctx, exts...), &a2a.SendMessageRequest{
+		Message:  msg,
+		Metadata: meta,
+		// 0.3: a2a-go sends this as blocking=false.
+		Config: &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		return nil, ci.wrap(opSend, err)
+	}
+	switch r := res.(type) {
+	case *a2a.Task:
+		return taskFromWire(r), nil
+	case *a2a.Message:
+		return taskFromMessage(r), nil
+	}
+	return nil, &Error{Kind: KindTransport, Op: opSend, Reason: ReasonInvalidResponse, Err: fmt.Errorf("unexpected result %T", res)}
+}
+
+// Get reads a task; renewLease activates the lease extension, which is what
+// renews a lease (a plain GetTask renews nothing).
+func (c *client) Get(ctx context.Context, taskID string, renewLease bool) (*Task, error) {
+	if taskID == "" {
+		return nil, &Error{Kind: KindRefused, Op: opGet, Reason: ReasonInvalidRequest, Err: errors.New("empty task id")}
+	}
+	ctx, ci := withCallInfo(ctx)
+	if renewLease {
+		ctx = activate(ctx, LeaseExtensionURI)
+	}
+	t, err := c.c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID)})
+	if err != nil {
+		return nil, ci.wrap(opGet, err)
+	}
+	return taskFromWire(t), nil
+}
+
+// Cancel asks the agent to cancel. TaskNotCancelable means the task is
+// already terminal: the task is read back and returned without error.
+func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
+	if taskID == "" {
+		return nil, &Error{Kind: KindRefused, Op: opCancel, Reason: ReasonInvalidRequest, Err: errors.New("empty task id")}
+	}
+	cctx, ci := withCallInfo(ctx)
+	t, err := c.c.CancelTask(cctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
+	if err == nil {
+		return taskFromWire(t), nil
+	}
+	err = ci.wrap(opCancel, err)
+	var e *Error
+	if errors.As(err, &e) && e.Reason == ReasonTaskNotCancelable {
+		return c.Get(ctx, taskID, false)
+	}
+	return nil, err
+}
+
+// ListByContext lists the tasks of a context (1.0 ListTasks). Tasks carry
+// their state but not artifacts: Get reads a result. ErrUnsupported on 0.3
+// agents and agents that do not implement ListTasks.
+func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, error) {
+	if c.v03 {
+		return nil, &Error{Kind: KindRefused, Op: opList, Reason: ReasonUnsupported,
+			Err: fmt.Errorf("%w: protocol 0.3 has no ListTasks", ErrUnsupported)}
+	}
+	if contextID == "" {
+		return nil, &Error{Kind: KindRefused, Op: opList, Reason: ReasonInvalidRequest, Err: errors.New("empty context id")}
+	}
+	var out []*Task
+	token := ""
+	for range listPageLimit {
+		pctx, ci := withCallInfo(ctx)
+		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: listPageSize, PageToken: token})
+		if err != nil {
+			err = ci.wrap(opList, err)
+			var e *Error
+			// REST agents without the route answer a plain 404.
+			if errors.As(err, &e) && e.Reason == ReasonNotFound {
+				e.Err = fmt.Errorf("%w: %w", ErrUnsupported, e.Err)
+			}
+			return nil, err
+		}
+		for _, t := range resp.Tasks {
+			// Guard against agents that ignore the filter: adopting a task
+			// of another context would be worse than adopting none.
+			if t != nil && t.ContextID == contextID {
+				out = append(out, taskFromWire(t))
+			}
+		}
+		if token = resp.NextPageToken; token == "" {
+			break
+		}
+	}
+	return out, nil
+}
+
+// activate announces extensions for one call; a2a-go sends them as the
+// A2A-Extensions header (X-A2A-Extensions on 0.3).
+func activate(ctx context.Context, uris ...string) context.Context {
+	if len(uris) == 0 {
+		return ctx
+	}
+	return a2aclient.AttachServiceParams(ctx, a2aclient.ServiceParams{a2a.SvcParamExtensions: uris})
+}

@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// DefaultHTTPTimeout bounds one HTTP exchange when HTTPOptions.Timeout is 0.
+const DefaultHTTPTimeout = 30 * time.Second
+
+// ErrEgressDenied matches (errors.Is) a dial refused by the egress policy.
+var ErrEgressDenied = errors.New("denied by the egress policy")
+
+type egressDeniedError struct{ addr string }
+
+func (e *egressDeniedError) Error() string {
+	return fmt.Sprintf("address %s is denied by the egress policy", e.addr)
+}
+
+func (e *egressDeniedError) Is(target error) bool { return target == ErrEgressDenied }
+
+// HTTPOptions configures the HTTP client used to reach agents.
+type HTTPOptions struct {
+	// Timeout bounds each HTTP exchange; 0 means DefaultHTTPTimeout.
+	Timeout time.Duration
+	// CAPEM is added to the system roots to verify agent certificates.
+	CAPEM []byte
+	// InsecureSkipVerify turns TLS verification off (an Agent opting out).
+	InsecureSkipVerify bool
+	// DenyCIDRs are refused at dial time.
+	DenyCIDRs []*net.IPNet
+}
+
+// DefaultDenyCIDRs is the default egress policy: link-local and cloud
+// metadata addresses. Loopback stays allowed (tests and demos use it).
+func DefaultDenyCIDRs() []*net.IPNet {
+	var out []*net.IPNet
+	for _, c := range []string{"169.254.0.0/16", "fe80::/10", "169.254.169.254/32", "fd00:ec2::254/128"} {
+		_, n, err := net.ParseCIDR(c)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// NewHTTPClient builds a client with verified TLS (unless opted out), an
+// optional extra CA and the egress policy. The policy is checked against the
+// address actually dialled, after DNS resolution, so a name that resolves (or
+// re-resolves) to a denied address cannot get through. No proxy is used: a
+// proxy would hide the real destination from the policy.
+func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // an explicit per-Agent opt-out
+	if len(opts.CAPEM) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(opts.CAPEM) {
+			return nil, errors.New("no certificate found in the CA bundle")
+		}
+		tlsConfig.RootCAs = pool
+	}
+	deny := append([]*net.IPNet(nil), opts.DenyCIDRs...)
+	dialer := &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			return checkEgress(address, deny)
+		},
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:           dialer.DialContext,
+			TLSClientConfig:       tlsConfig,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   10,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		},
+	}, nil
+}
+
+func checkEgress(address string, deny []*net.IPNet) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return &egressDeniedError{addr: host} // dialled addresses are always IPs
+	}
+	for _, n := range deny {
+		if n.Contains(ip) {
+			return &egressDeniedError{addr: ip.String()}
+		}
+	}
+	return nil
+}

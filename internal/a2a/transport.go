@@ -1,0 +1,175 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// DefaultMaxResponseBytes bounds a response body when Endpoint.MaxResponseBytes is 0.
+const DefaultMaxResponseBytes int64 = 1 << 20
+
+// ErrResponseTooLarge matches (errors.Is) a response over the size bound.
+var ErrResponseTooLarge = errors.New("response exceeds the size limit")
+
+// callInfo collects what the HTTP layer saw during one operation. a2a-go's
+// transports do not surface HTTP statuses in a typed way, so the round tripper
+// records them here and classify reads them.
+type callInfo struct {
+	mu       sync.Mutex
+	status   int
+	tooLarge bool
+}
+
+type callInfoKey struct{}
+
+func withCallInfo(ctx context.Context) (context.Context, *callInfo) {
+	ci := &callInfo{}
+	return context.WithValue(ctx, callInfoKey{}, ci), ci
+}
+
+func callInfoFrom(ctx context.Context) *callInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	return ci
+}
+
+func (ci *callInfo) setStatus(status int) {
+	if ci == nil {
+		return
+	}
+	ci.mu.Lock()
+	ci.status = status
+	ci.mu.Unlock()
+}
+
+func (ci *callInfo) setTooLarge() {
+	if ci == nil {
+		return
+	}
+	ci.mu.Lock()
+	ci.tooLarge = true
+	ci.mu.Unlock()
+}
+
+// wrap turns err into an *Error using what was seen on the wire.
+func (ci *callInfo) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	ci.mu.Lock()
+	status, tooLarge := ci.status, ci.tooLarge
+	ci.mu.Unlock()
+	return classify(op, err, status, tooLarge)
+}
+
+// boundedTransport adds the endpoint's headers to every request and bounds
+// every response body.
+type boundedTransport struct {
+	base    http.RoundTripper
+	headers http.Header // secret values: never logged, never in errors
+	max     int64
+}
+
+func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, vs := range t.headers {
+			req.Header.Del(k)
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	ci := callInfoFrom(req.Context())
+	ci.setStatus(resp.StatusCode)
+	if resp.ContentLength > t.max {
+		_ = resp.Body.Close()
+		ci.setTooLarge()
+		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrResponseTooLarge, resp.ContentLength, t.max)
+	}
+	resp.Body = &boundedBody{rc: resp.Body, left: t.max, limit: t.max, ci: ci}
+	return resp, nil
+}
+
+// boundedBody fails instead of truncating: a cut JSON document must not be
+// mistaken for a complete answer.
+type boundedBody struct {
+	rc    io.ReadCloser
+	left  int64
+	limit int64
+	ci    *callInfo
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			b.ci.setTooLarge()
+			return 0, fmt.Errorf("%w: limit %d bytes", ErrResponseTooLarge, b.limit)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.rc.Close() }
+
+var defaultHTTPClient = sync.OnceValues(func() (*http.Client, error) {
+	return NewHTTPClient(HTTPOptions{DenyCIDRs: DefaultDenyCIDRs()})
+})
+
+// endpointHTTPClient wraps the endpoint's client (or the default one) with
+// the endpoint's headers and size bound.
+func endpointHTTPClient(ep Endpoint) (*http.Client, error) {
+	base := ep.HTTPClient
+	if base == nil {
+		var err error
+		if base, err = defaultHTTPClient(); err != nil {
+			return nil, err
+		}
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	limit := ep.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	return &http.Client{
+		Transport:     &boundedTransport{base: rt, headers: ep.Headers.Clone(), max: limit},
+		Timeout:       base.Timeout,
+		Jar:           base.Jar,
+		CheckRedirect: sameHostRedirect,
+	}, nil
+}
+
+// sameHostRedirect keeps secret headers from following a redirect to another
+// host: the redirect response itself is returned (and reads as refused).
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
