@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// renderDescribe prints what a person asks first about a Delegation: where it
+// is, why, what holds it (lease) and what it may still spend (the ledger).
+func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
+	var b strings.Builder
+	field := func(name, value string) { b.WriteString(fieldLine(name, value)) }
+
+	field("Name", d.Name)
+	field("Namespace", d.Namespace)
+	agent := "(group)"
+	if d.Spec.AgentRef != nil {
+		agent = d.Spec.AgentRef.Name
+		if d.Spec.Skill != "" {
+			agent += " (skill " + d.Spec.Skill + ")"
+		}
+	}
+	field("Agent", agent)
+	field("Parent", orNone(parentName(d)))
+	field("Phase", paint(phaseOf(d), phaseColors[d.Status.Phase], color))
+	if o := d.Status.Outcome; o != nil {
+		field("Reason", orNone(o.Reason))
+		if o.FailureClass != "" {
+			field("Failure class", string(o.FailureClass))
+		}
+		if o.Message != "" {
+			field("Message", o.Message)
+		}
+	}
+	field("Task", orNone(d.Status.TaskID))
+	if d.Status.RemoteState != "" {
+		field("Remote state", d.Status.RemoteState)
+	}
+	field("Started", timestamp(d.Status.StartTime, now))
+	if d.Status.Deadline != nil {
+		field("Deadline", timestamp(d.Status.Deadline, now))
+	}
+	if d.Status.CompletionTime != nil {
+		field("Completed", timestamp(d.Status.CompletionTime, now))
+	}
+	if len(d.Spec.Replies) > 0 {
+		field("Replies", fmt.Sprintf("%d of %d sent", d.Status.RepliesSent, len(d.Spec.Replies)))
+	}
+	if c := d.Status.Children; c != nil {
+		field("Children", fmt.Sprintf("%d active, %d succeeded, %d failed, %d canceled",
+			c.Active, c.Succeeded, c.Failed, c.Canceled))
+	}
+	b.WriteString(describeLease(d, now))
+	b.WriteString(describeBudget(d.Status.Budget))
+	return b.String()
+}
+
+func describeLease(d *v1alpha1.Delegation, now time.Time) string {
+	l := d.Status.Lease
+	if l == nil {
+		if d.Spec.Lease == nil {
+			return fieldLine("Lease", "none")
+		}
+		return fieldLine("Lease", "requested "+d.Spec.Lease.TTL.Duration.String()+", no answer yet")
+	}
+	ttl := none
+	if l.TTL != nil {
+		ttl = l.TTL.Duration.String()
+	}
+	lines := fieldLine("TTL", ttl) + fieldLine("Granted", fmt.Sprint(l.Granted)) +
+		fieldLine("Granted until", timestamp(l.GrantedUntil, now))
+	if l.Reason != "" {
+		lines += fieldLine("Reason", l.Reason)
+	}
+	return "Lease:\n" + indent(lines, "  ")
+}
+
+// describeBudget prints the ledger (granted = spent + reserved + left) and
+// which child holds each reservation.
+func describeBudget(bs *v1alpha1.BudgetStatus) string {
+	if bs == nil {
+		return fieldLine("Budget", "none")
+	}
+	rows := [][]cell{{{text: "METER"}, {text: "GRANTED"}, {text: "RESERVED"}, {text: "SPENT"}, {text: "LEFT"}}}
+	for _, name := range sortedKeys(bs.Granted, bs.Reserved, bs.Spent, bs.Left) {
+		rows = append(rows, []cell{{text: name}, {text: meter(bs.Granted, name)},
+			{text: meter(bs.Reserved, name)}, {text: meter(bs.Spent, name)}, {text: meter(bs.Left, name)}})
+	}
+	out := "Budget:\n" + indent(renderTable(rows, false), "  ")
+	if len(bs.Reservations) == 0 {
+		return out
+	}
+	rows = [][]cell{{{text: "CHILD"}, {text: "RESERVED"}}}
+	for _, r := range bs.Reservations {
+		rows = append(rows, []cell{{text: r.Child}, {text: formatMeters(r.Meters)}})
+	}
+	return out + "Reservations:\n" + indent(renderTable(rows, false), "  ")
+}
+
+// fieldLine is one "Name:  value" line, values aligned as kubectl describe does.
+func fieldLine(name, value string) string {
+	return fmt.Sprintf("%-16s%s\n", name+":", value)
+}
+
+func meter(m v1alpha1.Meters, name string) string {
+	if v, ok := m[name]; ok {
+		return itoa(v)
+	}
+	return none
+}
+
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}
