@@ -89,9 +89,11 @@ func (c *client) Card() *Card { return c.card }
 
 func (c *client) Close() { _ = c.c.Destroy() }
 
-// Send sends without waiting for the task to finish. Extension data in the
-// request is always announced with its extension header: an agent that does
-// not know the extension ignores both.
+// Send sends without waiting for the task to finish. Metadata, the skill
+// (under SkillMetadataKey) and the lease and budget data go on both the
+// message and the request metadata, so agents find them whichever they read.
+// Extension data is always announced with its extension header, whether or
+// not the card lists the extension: an agent that does not know it ignores both.
 func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	msg, meta, exts, err := buildSend(req)
 	if err != nil {
