@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentkit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	tethera2a "github.com/tether-dev/tether/internal/a2a"
+)
+
+type delegationKey struct{}
+
+// DelegationFrom returns the Delegation whose task the executor is working
+// on, as the operator named it in the message metadata; false when the task
+// did not come from the operator.
+func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
+	d, ok := ctx.Value(delegationKey{}).(types.NamespacedName)
+	return d, ok
+}
+
+func withDelegation(ctx context.Context, d types.NamespacedName) context.Context {
+	return context.WithValue(ctx, delegationKey{}, d)
+}
+
+// delegationOf reads "namespace/name" from the message, or from the first
+// message of the task when a reply does not repeat it.
+func delegationOf(ec *a2asrv.ExecutorContext) (types.NamespacedName, bool) {
+	raw, ok := extensionData(ec.Message, ec.Metadata, tethera2a.DelegationMetadataKey)
+	if !ok && ec.StoredTask != nil && len(ec.StoredTask.History) > 0 {
+		raw, ok = extensionData(ec.StoredTask.History[0], nil, tethera2a.DelegationMetadataKey)
+	}
+	s, _ := raw.(string)
+	ns, name, found := strings.Cut(s, "/")
+	if !ok || !found || ns == "" || name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, true
+}
+
+// DelegateRequest describes a child task.
+type DelegateRequest struct {
+	// Key names the child among its siblings. The child's name derives from
+	// the parent's and the key, so a retried Delegate finds the child it
+	// created before instead of creating another.
+	Key string
+	// Agent is the Agent (in the parent's namespace) that runs the child.
+	Agent string
+	// Skill optionally asks for one of the agent's skills.
+	Skill string
+	// Text is the message sent to start the child.
+	Text string
+	// Budget is granted to the child. It is held from the current task's
+	// budget at once, so an agent cannot grant more than it has left.
+	Budget map[string]int64
+	// Timeout is the child's wall-clock limit; zero for none.
+	Timeout time.Duration
+	// Lease asks the child's agent to drop the task unless renewed; zero for none.
+	Lease time.Duration
+}
+
+// Outcome is how a child Delegation ended (or that it waits for input).
+type Outcome struct {
+	// Name of the child Delegation.
+	Name         string
+	Phase        v1alpha1.Phase
+	Reason       string
+	FailureClass v1alpha1.FailureClass
+	Message      string
+	// Text is the child's result text (bounded by the operator).
+	Text string
+	// Spent is what the child was charged.
+	Spent map[string]int64
+}
+
+// ChildName is the name Delegate gives the child with this key.
+func ChildName(parent, key string) string {
+	k := strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, key), "-")
+	name := parent + "-" + k
+	// Stay a valid label value (63), which tools commonly need; a hash keeps
+	// long names distinct.
+	if len(name) > 63 {
+		sum := sha256.Sum256([]byte(parent + "/" + key))
+		name = strings.TrimRight(name[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
+	}
+	return name
+}
+
+// Delegate creates a child Delegation of the current one and waits for it
+// to settle: Succeeded, Failed, Canceled, Detached, or waiting for input.
+func Delegate(ctx context.Context, c client.Client, req DelegateRequest) (*Outcome, error) {
+	key, err := DelegateAsync(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	return Wait(ctx, c, key)
+}
+
+// DelegateAsync creates the child Delegation (or finds the one a previous
+// call created) and returns its key without waiting.
+func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (client.ObjectKey, error) {
+	parent, ok := DelegationFrom(ctx)
+	if !ok {
+		return client.ObjectKey{}, errors.New("delegate: the task did not come from a Delegation")
+	}
+	if req.Key == "" || req.Agent == "" {
+		return client.ObjectKey{}, errors.New("delegate: Key and Agent are required")
+	}
+	key := client.ObjectKey{Namespace: parent.Namespace, Name: ChildName(parent.Name, req.Key)}
+	budget := BudgetFrom(ctx)
+	if err := budget.reserve(key.Name, req.Budget); err != nil {
+		return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
+	}
+
+	child := &v1alpha1.Delegation{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		Spec: v1alpha1.DelegationSpec{
+			AgentRef:  &v1alpha1.LocalRef{Name: req.Agent},
+			Skill:     req.Skill,
+			ParentRef: &v1alpha1.LocalRef{Name: parent.Name},
+			Message:   &v1alpha1.Message{Text: req.Text},
+		},
+	}
+	if len(req.Budget) > 0 {
+		child.Spec.Budget = &v1alpha1.BudgetSpec{Meters: req.Budget}
+	}
+	if req.Timeout > 0 {
+		child.Spec.Timeout = &metav1.Duration{Duration: req.Timeout}
+	}
+	if req.Lease > 0 {
+		child.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: req.Lease}}
+	}
+
+	err := c.Create(ctx, child)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &v1alpha1.Delegation{}
+		if err := c.Get(ctx, key, existing); err != nil {
+			return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
+		}
+		if existing.Spec.ParentRef == nil || existing.Spec.ParentRef.Name != parent.Name {
+			return client.ObjectKey{}, fmt.Errorf("delegate: %s exists and belongs to another parent", key.Name)
+		}
+		return key, nil
+	}
+	if err != nil {
+		budget.release(key.Name)
+		return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
+	}
+	return key, nil
+}
+
+// Wait polls a child Delegation until it settles. It needs no state from the
+// call that created the child: after a restart, wait again by name. When
+// the context carries the task's budget, the child's hold is settled: its
+// reported spend replaces the grant, or the whole grant stays spent when it
+// ended without a report (canceled, detached).
+func Wait(ctx context.Context, c client.Reader, key client.ObjectKey) (*Outcome, error) {
+	const maxPoll = 2 * time.Second
+	poll := 100 * time.Millisecond
+	for {
+		d := &v1alpha1.Delegation{}
+		if err := c.Get(ctx, key, d); err != nil {
+			return nil, fmt.Errorf("waiting for %s: %w", key.Name, err)
+		}
+		if o, done := outcomeOf(d); done {
+			if settled(o.Phase) {
+				BudgetFrom(ctx).settle(key.Name, chargeOf(d))
+			}
+			return o, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s: %w", key.Name, context.Cause(ctx))
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, maxPoll)
+	}
+}
+
+func settled(p v1alpha1.Phase) bool {
+	switch p {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
+		return true
+	}
+	return false
+}
+
+func outcomeOf(d *v1alpha1.Delegation) (*Outcome, bool) {
+	p := d.Status.Phase
+	if !settled(p) && p != v1alpha1.PhaseInputRequired && p != v1alpha1.PhaseAuthRequired {
+		return nil, false
+	}
+	o := &Outcome{Name: d.Name, Phase: p}
+	if oc := d.Status.Outcome; oc != nil {
+		o.Reason, o.FailureClass, o.Message = oc.Reason, oc.FailureClass, oc.Message
+	}
+	if r := d.Status.Result; r != nil {
+		o.Text = r.Text
+	}
+	if b := d.Status.Budget; b != nil {
+		o.Spent = b.Spent
+	}
+	return o, true
+}
+
+// chargeOf is what the child's hold turns into (design: a settled task is
+// charged its report, a refused send is refunded, any other end keeps the
+// whole reservation).
+func chargeOf(d *v1alpha1.Delegation) map[string]int64 {
+	switch d.Status.Phase {
+	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
+		if d.Status.Budget != nil {
+			if d.Status.Budget.Spent == nil {
+				return map[string]int64{}
+			}
+			return d.Status.Budget.Spent
+		}
+		if o := d.Status.Outcome; o != nil && o.FailureClass == v1alpha1.FailureRejected {
+			return map[string]int64{}
+		}
+	}
+	return nil
+}
