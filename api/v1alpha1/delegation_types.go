@@ -22,7 +22,7 @@ type LocalRef struct {
 }
 
 // Part is one piece of a message: exactly one of text, url or data.
-// +kubebuilder:validation:XValidation:rule="[has(self.text), has(self.url), has(self.data)].filter(x, x).size() == 1",message="a part holds exactly one of text, url or data"
+// +kubebuilder:validation:XValidation:rule="!(has(self.text) && has(self.url))",message="a part holds one of text, url or data"
 type Part struct {
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional
@@ -106,13 +106,13 @@ const (
 // DelegationSpec is one task for a remote agent, or a group of child tasks.
 // +kubebuilder:validation:XValidation:rule="has(self.agentRef) || (!has(self.message) && !has(self.taskID) && !has(self.lease) && !has(self.replies) && !has(self.skill))",message="a group (no agentRef) cannot have message, taskID, lease, replies or skill"
 // +kubebuilder:validation:XValidation:rule="!has(self.agentRef) || has(self.message) || has(self.taskID)",message="a Delegation with agentRef needs a message, or a taskID to adopt"
-// +kubebuilder:validation:XValidation:rule="!(self.cancel && self.detach)",message="cancel and detach are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!(has(self.cancel) && self.cancel && has(self.detach) && self.detach)",message="cancel and detach are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="has(self.parentRef) == has(oldSelf.parentRef) && (!has(self.parentRef) || self.parentRef.name == oldSelf.parentRef.name)",message="parentRef is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.agentRef) == has(oldSelf.agentRef) && (!has(self.agentRef) || self.agentRef.name == oldSelf.agentRef.name)",message="agentRef is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.message) || (has(self.message) && self.message == oldSelf.message)",message="message is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.taskID) || (has(self.taskID) && self.taskID == oldSelf.taskID)",message="taskID is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && oldSelf.replies.all(r, r in self.replies))",message="replies can only be appended"
-// +kubebuilder:validation:XValidation:rule="!oldSelf.cancel || self.cancel",message="cancel cannot be undone"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="cancel cannot be undone"
 type DelegationSpec struct {
 	// agentRef names the Agent that runs the task. Without it the Delegation is
 	// a group: it sends nothing and settles when its children settle.

@@ -7,46 +7,118 @@ package controller
 
 import (
 	"context"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	delegationv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// AgentReconciler reconciles a Agent object
+// Agent condition reasons.
+const (
+	ReasonCardRead        = "CardRead"
+	ReasonCardUnavailable = "CardUnavailable"
+)
+
+// AgentReconciler reads each Agent's card into its status.
 type AgentReconciler struct {
 	client.Client
-	Scheme *runtime.Scheme
+	Connector *AgentConnector
+	Recorder  events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile is part of the main kubernetes reconciliation loop which aims to
-// move the current state of the cluster closer to the desired state.
-// TODO(user): Modify the Reconcile function to compare the state specified by
-// the Agent object against the actual cluster state, and then
-// perform operations to make the cluster state reflect the state specified by
-// the user.
-//
-// For more details, check Reconcile and its Result here:
-// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/reconcile
+// Reconcile resolves the card, chooses an interface and records it.
 func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	_ = logf.FromContext(ctx)
+	log := logf.FromContext(ctx)
+	var agent v1alpha1.Agent
+	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := agent.DeepCopy()
+	refresh := 5 * time.Minute
+	if agent.Spec.CardRefreshInterval != nil {
+		refresh = agent.Spec.CardRefreshInterval.Duration
+	}
 
-	// TODO(user): your logic here
+	card, err := r.resolve(ctx, &agent)
+	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
+	if err != nil {
+		log.Info("agent card unavailable", "error", err.Error())
+		delegation.SetAgentReady(&agent, false, ReasonCardUnavailable, truncate(err.Error(), 1024), time.Now())
+		if wasReady {
+			r.Recorder.Eventf(&agent, nil, "Warning", ReasonCardUnavailable, "ReadCard", "%s", truncate(err.Error(), 1024))
+		}
+		refresh = min(refresh, 10*time.Second)
+	} else {
+		recordCard(&agent.Status, card)
+		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
+		if !wasReady {
+			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard", "agent %q ready: protocol %s over %s", card.Name, card.ProtocolVersion, card.Binding)
+		}
+	}
+	agent.Status.ObservedGeneration = agent.Generation
+	// The refresh time alone is not worth a write; it is refreshed with real changes.
+	if !equality.Semantic.DeepEqual(withoutRefreshTime(before.Status), withoutRefreshTime(agent.Status)) {
+		if err == nil {
+			now := metav1.Now()
+			agent.Status.LastRefreshTime = &now
+		}
+		if perr := r.Status().Patch(ctx, &agent, client.MergeFrom(before)); perr != nil && !apierrors.IsNotFound(perr) {
+			return ctrl.Result{}, perr
+		}
+	}
+	return ctrl.Result{RequeueAfter: refresh}, nil
+}
 
-	return ctrl.Result{}, nil
+func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*a2a.Card, error) {
+	ep, err := r.Connector.Endpoint(ctx, agent, "")
+	if err != nil {
+		return nil, err
+	}
+	return a2a.ResolveCard(ctx, ep)
+}
+
+func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
+	st.CardName = card.Name
+	st.ProtocolVersion = card.ProtocolVersion
+	st.Binding = card.Binding
+	st.Endpoint = card.URL
+	st.Tenant = card.Tenant
+	st.Streaming = card.Streaming
+	st.PushNotifications = card.PushNotifications
+	st.Extensions = v1alpha1.AgentExtensions{Lease: card.Lease, Budget: card.Budget}
+	st.Skills = nil
+	for i, s := range card.Skills {
+		if i == 64 {
+			break
+		}
+		st.Skills = append(st.Skills, v1alpha1.AgentSkill{ID: s.ID, Name: s.Name})
+	}
+}
+
+func withoutRefreshTime(st v1alpha1.AgentStatus) v1alpha1.AgentStatus {
+	st.LastRefreshTime = nil
+	return st
 }
 
 // SetupWithManager sets up the controller with the Manager.
 func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&delegationv1alpha1.Agent{}).
+		For(&v1alpha1.Agent{}).
 		Named("agent").
 		Complete(r)
 }

@@ -7,46 +7,230 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	delegationv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// DelegationReconciler reconciles a Delegation object
-type DelegationReconciler struct {
-	client.Client
-	Scheme *runtime.Scheme
+// Field indexes that let a change to one object requeue the objects naming it.
+const (
+	indexParent = "spec.parentRef.name"
+	indexAgent  = "spec.agentRef.name"
+)
+
+// Options are the operator's tunables for Delegations.
+type Options struct {
+	// CancelTimeout bounds how long CancelTask is retried before a finalizer
+	// lets go (the lease bounds the orphan).
+	CancelTimeout time.Duration
+	// SendTimeout bounds how long a send may go without a task id before the
+	// Delegation fails as Unreachable.
+	SendTimeout time.Duration
+	// MaxDepth bounds parentRef chains.
+	MaxDepth int
+	// ResultTextLimit bounds status.result.text (bytes).
+	ResultTextLimit int
+	// MaxConcurrentReconciles is the number of workers.
+	MaxConcurrentReconciles int
 }
 
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations,verbs=get;list;watch;create;update;patch;delete
+func (o Options) withDefaults() Options {
+	if o.CancelTimeout == 0 {
+		o.CancelTimeout = 2 * time.Minute
+	}
+	if o.SendTimeout == 0 {
+		o.SendTimeout = 2 * time.Minute
+	}
+	if o.MaxDepth == 0 {
+		o.MaxDepth = 16
+	}
+	if o.ResultTextLimit == 0 {
+		o.ResultTextLimit = 16 << 10
+	}
+	if o.MaxConcurrentReconciles == 0 {
+		o.MaxConcurrentReconciles = 4
+	}
+	return o
+}
+
+// DelegationReconciler sends each Delegation's task and follows it.
+type DelegationReconciler struct {
+	client.Client
+	// APIReader reads around the cache: a send is only made from a fresh read.
+	APIReader client.Reader
+	Connector *AgentConnector
+	Recorder  events.EventRecorder
+	Options   Options
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations/finalizers,verbs=update
 
-// Reconcile is part of the main kubernetes reconciliation loop which aims to
-// move the current state of the cluster closer to the desired state.
-// TODO(user): Modify the Reconcile function to compare the state specified by
-// the Delegation object against the actual cluster state, and then
-// perform operations to make the cluster state reflect the state specified by
-// the user.
-//
-// For more details, check Reconcile and its Result here:
-// - https://pkg.go.dev/sigs.k8s.io/controller-runtime@v0.25.0/pkg/reconcile
-func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	_ = logf.FromContext(ctx)
+// Reconcile reads the Delegation, asks internal/delegation what to do, does it
+// and writes status once.
+func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	d := &v1alpha1.Delegation{}
+	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !d.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, d)
+	}
+	defer func() {
+		// A conflict means a newer version exists; its event brings us back.
+		if apierrors.IsConflict(retErr) {
+			res, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+	}()
+	if controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
+		// The next pass comes from the update event.
+		return ctrl.Result{}, r.Update(ctx, d)
+	}
 
-	// TODO(user): your logic here
-
+	s := &scope{d: d, base: d.DeepCopy(), now: r.now()}
+	defer func() {
+		if err := r.writeStatus(ctx, s, retErr == nil); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+	for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+		r.reconcileParent,
+		r.reconcileAgent,
+		r.reconcileChildren,
+		r.reconcileTask,
+	} {
+		res, err := phase(ctx, s)
+		if err != nil || s.done {
+			return res, err
+		}
+		if res.RequeueAfter > 0 {
+			return res, nil
+		}
+	}
 	return ctrl.Result{}, nil
 }
 
-// SetupWithManager sets up the controller with the Manager.
-func (r *DelegationReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *DelegationReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// writeStatus derives the conditions and patches status when something a
+// user can see changed; observedGeneration only moves after a clean pass.
+func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean bool) error {
+	d := s.d
+	if clean {
+		d.Status.ObservedGeneration = d.Generation
+	}
+	delegation.SetConditions(d, s.now)
+	if equality.Semantic.DeepEqual(s.base.Status, d.Status) {
+		return nil
+	}
+	// The lock makes a pass that read a stale copy fail instead of acting on
+	// it: a send or reply is only made after its marker was written this way.
+	if err := r.Status().Patch(ctx, d, client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	r.recordTransition(s.base, d)
+	s.base = d.DeepCopy()
+	return nil
+}
+
+// persistStatus writes status now (before a send) instead of at the end.
+func (r *DelegationReconciler) persistStatus(ctx context.Context, s *scope) error {
+	return r.writeStatus(ctx, s, false)
+}
+
+// recordTransition emits one Event per phase change.
+func (r *DelegationReconciler) recordTransition(before, after *v1alpha1.Delegation) {
+	if before.Status.Phase == after.Status.Phase || after.Status.Phase == "" {
+		return
+	}
+	reason, note, kind := string(after.Status.Phase), "", "Normal"
+	if o := after.Status.Outcome; o != nil {
+		note = o.Message
+		if o.Reason != "" {
+			reason = o.Reason
+		}
+	}
+	if after.Status.Phase == v1alpha1.PhaseFailed || after.Status.Phase == v1alpha1.PhaseCanceled {
+		kind = "Warning"
+	}
+	r.Recorder.Eventf(after, nil, kind, reason, string(after.Status.Phase), "%s: %s", after.Status.Phase, note)
+}
+
+// SetupWithManager indexes Delegations by parent and agent, so a parent's or
+// an agent's change requeues the Delegations naming them.
+func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	r.Options = r.Options.withDefaults()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexParent, func(o client.Object) []string {
+		if p := o.(*v1alpha1.Delegation).Spec.ParentRef; p != nil {
+			return []string{p.Name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexAgent, func(o client.Object) []string {
+		if a := o.(*v1alpha1.Delegation).Spec.AgentRef; a != nil {
+			return []string{a.Name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&delegationv1alpha1.Delegation{}).
+		For(&v1alpha1.Delegation{}).
+		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.relatives)).
+		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation").
 		Complete(r)
+}
+
+// relatives enqueues a Delegation's parent (its counts and group phase
+// follow its children) and its children (they follow their parent).
+func (r *DelegationReconciler) relatives(ctx context.Context, o client.Object) []reconcile.Request {
+	d := o.(*v1alpha1.Delegation)
+	reqs := r.byIndex(indexParent)(ctx, o)
+	if d.Spec.ParentRef != nil {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.ParentRef.Name}})
+	}
+	return reqs
+}
+
+func (r *DelegationReconciler) byIndex(field string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.DelegationList
+		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{field: o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
 }

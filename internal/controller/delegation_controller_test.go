@@ -7,70 +7,243 @@ package controller
 
 import (
 	"context"
+	"testing"
+	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
-	delegationv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
-var _ = Describe("Delegation Controller", func() {
-	Context("When reconciling a resource", func() {
-		const (
-			resourceName      = "test-resource"
-			resourceNamespace = "default"
-		)
+func TestTaskCompletesWithResult(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("hello", "hello there"))
+	d := e.waitPhase("hello", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result).NotTo(BeNil())
+	e.g.Expect(d.Status.Result.Text).To(Equal("echo: hello there"))
+	e.g.Expect(d.Status.CompletionTime).NotTo(BeNil())
+	e.g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
+	e.g.Expect(d.Finalizers).To(ContainElement(v1alpha1.Finalizer))
 
-		ctx := context.Background()
+	sends := e.agent.Calls("SendMessage")
+	e.g.Expect(sends).To(HaveLen(1))
+	e.g.Expect(sends[0].MessageID).To(Equal(delegation.MessageID(string(d.UID), -1)))
+	e.g.Expect(sends[0].ContextID).To(Equal(delegation.ContextID(&d.Spec, string(d.UID))))
+}
 
-		typeNamespacedName := types.NamespacedName{
-			Name:      resourceName,
-			Namespace: resourceNamespace,
+func TestRemoteFailureSettlesFailed(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("broken", "fail please"))
+	d := e.waitPhase("broken", v1alpha1.PhaseFailed)
+	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonRemoteFailed))
+	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureInternal))
+	e.g.Expect(d.Status.Outcome.Message).To(Equal("it broke"))
+}
+
+// Cancelling the root of a three-level tree reaches every unsettled
+// descendant's agent.
+func TestCancelRootCancelsEveryDescendant(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("root", "wait root"))
+	e.create(e.task("child", "wait child", childOf("root")))
+	e.create(e.task("grandchild", "wait grandchild", childOf("child")))
+	tasks := map[string]string{}
+	for _, n := range []string{"root", "child", "grandchild"} {
+		tasks[n] = e.waitRunning(n).Status.TaskID
+	}
+	e.g.Expect(metav1.GetControllerOf(e.get("grandchild")).Name).To(Equal("child"))
+
+	e.update("root", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+
+	e.g.Expect(e.waitPhase("root", v1alpha1.PhaseCanceled).Status.Outcome.Reason).To(Equal(delegation.ReasonRequested))
+	for _, n := range []string{"child", "grandchild"} {
+		e.g.Expect(e.waitPhase(n, v1alpha1.PhaseCanceled).Status.Outcome.Reason).To(Equal(delegation.ReasonParentEnded))
+	}
+	for n, id := range tasks {
+		e.g.Expect(e.agent.Cancelled(id)).To(BeTrue(), "agent received no CancelTask for %s", n)
+	}
+}
+
+func TestChildIsCancelledWhenParentCompletesEarly(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("parent", "slow parent"))
+	e.waitRunning("parent")
+	e.create(e.task("child", "wait child", childOf("parent")))
+	id := e.waitRunning("child").Status.TaskID
+
+	e.waitPhase("parent", v1alpha1.PhaseSucceeded)
+	d := e.waitPhase("child", v1alpha1.PhaseCanceled)
+	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonParentEnded))
+	e.g.Expect(e.agent.Cancelled(id)).To(BeTrue())
+}
+
+func TestDetachChildKeepsRunningWhenParentEnds(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("parent", "slow parent"))
+	e.waitRunning("parent")
+	e.create(e.task("child", "wait child", childOf("parent"), func(d *v1alpha1.Delegation) {
+		d.Spec.ParentClosePolicy = v1alpha1.ParentClosePolicyDetach
+	}))
+	id := e.waitRunning("child").Status.TaskID
+
+	e.waitPhase("parent", v1alpha1.PhaseSucceeded)
+	// The child keeps being followed for several polls after its parent ended.
+	e.g.Consistently(func() v1alpha1.Phase { return e.get("child").Status.Phase }, 2*time.Second, tick).Should(Equal(v1alpha1.PhaseRunning))
+	e.g.Expect(e.agent.Cancelled(id)).To(BeFalse())
+}
+
+func TestDeadlineCancelsTheTask(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("bounded", "wait forever", func(d *v1alpha1.Delegation) {
+		d.Spec.Timeout = &metav1.Duration{Duration: time.Second}
+	}))
+	id := e.waitRunning("bounded").Status.TaskID
+	d := e.waitPhase("bounded", v1alpha1.PhaseFailed)
+	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureBudgetExhausted))
+	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonDeadline))
+	e.g.Expect(e.agent.Cancelled(id)).To(BeTrue())
+}
+
+func TestInputRequiredThenReplyCompletesTheSameTask(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("ask", "input please"))
+	d := e.waitPhase("ask", v1alpha1.PhaseInputRequired)
+	id := d.Status.TaskID
+	e.g.Expect(d.Status.Outcome.Message).To(Equal("which colour?"))
+	// Handed back to a person: no cancel, no reply sent on its own.
+	e.g.Consistently(func() v1alpha1.Phase { return e.get("ask").Status.Phase }, time.Second, tick).Should(Equal(v1alpha1.PhaseInputRequired))
+
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "blue") })
+	d = e.waitPhase("ask", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.TaskID).To(Equal(id))
+	e.g.Expect(d.Status.RepliesSent).To(Equal(int32(1)))
+	e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
+
+	sends := e.agent.Calls("SendMessage")
+	e.g.Expect(sends).To(HaveLen(2), "each reply is sent exactly once")
+	e.g.Expect(sends[1].TaskID).To(Equal(id))
+	e.g.Expect(sends[1].Text).To(Equal("blue"))
+	e.g.Expect(e.agent.Cancelled(id)).To(BeFalse())
+}
+
+func TestDeletingSendsCancelBeforeTheObjectDisappears(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("doomed", "wait"))
+	id := e.waitRunning("doomed").Status.TaskID
+	e.g.Expect(e.agent.Cancelled(id)).To(BeFalse())
+
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("doomed"))).To(Succeed())
+	e.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "doomed"}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}, eventually, tick).Should(BeTrue())
+	// The finalizer let go only after the agent had the cancel.
+	e.g.Expect(e.agent.Cancelled(id)).To(BeTrue())
+}
+
+func TestUnreachableAgentDoesNotHoldTheFinalizer(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("orphan", "wait"))
+	e.waitRunning("orphan")
+	e.agent.Close() // the agent is gone; cancels cannot reach it
+
+	deleted := time.Now()
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("orphan"))).To(Succeed())
+	e.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "orphan"}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}, eventually, tick).Should(BeTrue())
+	// It was held while the cancel was retried, up to the bound.
+	// (deletionTimestamp has whole seconds, so the bound may end up to 1s early).
+	e.g.Expect(time.Since(deleted)).To(BeNumerically(">=", testOptions().CancelTimeout-time.Second))
+}
+
+// The agent takes the task but the answer is lost, as when the operator
+// stops between the send and its status write; the next operator finds the
+// task by its context instead of sending again.
+func TestRestartBetweenSendAndStatusWriteDoesNotSendTwice(t *testing.T) {
+	e := setup(t)
+	e.op.Stop()
+	e.agent.dropSends.Store(1)
+	first := startOperator(t, e.ns, testOptions())
+	e.create(e.task("once", "wait"))
+	// Stop the first operator as soon as the agent has the task: its retry
+	// would only come a second later.
+	e.g.Eventually(func() int { return len(e.agent.Calls("SendMessage")) }, eventually, 10*time.Millisecond).Should(Equal(1))
+	first.Stop()
+	stopped := e.get("once")
+	e.g.Expect(stopped.Status.SendStarted).NotTo(BeNil(), "the send was recorded before it was made")
+	e.g.Expect(stopped.Status.TaskID).To(BeEmpty(), "the answer was lost, so no task id was written")
+
+	startOperator(t, e.ns, testOptions())
+	d := e.waitRunning("once")
+	e.g.Expect(d.Status.TaskID).NotTo(BeEmpty())
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1), "the task was adopted, not sent twice")
+	e.g.Expect(e.agent.Calls("ListTasks")).NotTo(BeEmpty())
+}
+
+func TestAdoptExistingTaskByID(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("first", "wait"))
+	id := e.waitRunning("first").Status.TaskID
+	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Detach = true })
+	e.g.Expect(e.waitPhase("first", v1alpha1.PhaseDetached).Status.TaskID).To(Equal(id))
+	e.g.Expect(e.agent.Cancelled(id)).To(BeFalse())
+
+	e.create(e.task("again", "", func(d *v1alpha1.Delegation) { d.Spec.Message = nil; d.Spec.TaskID = id }))
+	d := e.waitRunning("again")
+	e.g.Expect(d.Status.TaskID).To(Equal(id))
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1))
+}
+
+func TestGroupSettlesWhenChildrenSettle(t *testing.T) {
+	e := setup(t)
+	e.create(&v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "group"}})
+	e.waitPhase("group", v1alpha1.PhaseRunning)
+	e.create(e.task("a", "one", childOf("group")))
+	e.create(e.task("b", "two", childOf("group")))
+	d := e.waitPhase("group", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Children).To(Equal(&v1alpha1.ChildCounts{Succeeded: 2}))
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(2))
+}
+
+// GitOps applies in any order: a child created before its parent waits.
+func TestChildWaitsForItsParent(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("early", "hi", childOf("late")))
+	d := e.waitPhase("early", v1alpha1.PhasePending)
+	e.g.Eventually(func() string { return e.get("early").Status.Outcome.Reason }, eventually, tick).Should(Equal(delegation.ReasonParentNotFound))
+	e.g.Expect(d.Status.TaskID).To(BeEmpty())
+	e.create(e.task("late", "wait"))
+	e.waitPhase("early", v1alpha1.PhaseSucceeded)
+	e.g.Expect(metav1.GetControllerOf(e.get("early")).Name).To(Equal("late"))
+}
+
+func TestTTLAfterFinishedDeletes(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("brief", "hi", func(d *v1alpha1.Delegation) { d.Spec.TTLSecondsAfterFinished = ptr.To[int32](1) }))
+	e.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "brief"}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}, eventually, tick).Should(BeTrue())
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1))
+}
+
+func TestMissingAgentWaitsThenRuns(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("lonely", "hi", func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "later" }))
+	e.g.Eventually(func() string {
+		o := e.get("lonely").Status.Outcome
+		if o == nil {
+			return ""
 		}
-		delegation := &delegationv1alpha1.Delegation{}
-
-		BeforeEach(func() {
-			By("creating the custom resource for the Kind Delegation")
-			err := k8sClient.Get(ctx, typeNamespacedName, delegation)
-			if err != nil && errors.IsNotFound(err) {
-				resource := &delegationv1alpha1.Delegation{
-					ObjectMeta: metav1.ObjectMeta{
-						Name:      resourceName,
-						Namespace: resourceNamespace,
-					},
-					// TODO(user): Specify other spec details if needed.
-				}
-				Expect(k8sClient.Create(ctx, resource)).To(Succeed())
-			}
-		})
-
-		AfterEach(func() {
-			// TODO(user): Cleanup logic after each test, like removing the resource instance.
-			resource := &delegationv1alpha1.Delegation{}
-			err := k8sClient.Get(ctx, typeNamespacedName, resource)
-			Expect(err).NotTo(HaveOccurred())
-
-			By("Cleanup the specific resource instance Delegation")
-			Expect(k8sClient.Delete(ctx, resource)).To(Succeed())
-		})
-		It("should successfully reconcile the resource", func() {
-			By("Reconciling the created resource")
-			controllerReconciler := &DelegationReconciler{
-				Client: k8sClient,
-				Scheme: k8sClient.Scheme(),
-			}
-
-			_, err := controllerReconciler.Reconcile(ctx, reconcile.Request{
-				NamespacedName: typeNamespacedName,
-			})
-			Expect(err).NotTo(HaveOccurred())
-			// TODO(user): Add more specific assertions depending on your controller's reconciliation logic.
-			// Example: If you expect a certain status condition after reconciliation, verify it here.
-		})
-	})
-})
+		return o.Reason
+	}, eventually, tick).Should(Equal(delegation.ReasonAgentNotFound))
+	e.createAgent("later", e.agent.URL())
+	e.waitPhase("lonely", v1alpha1.PhaseSucceeded)
+}

@@ -7,99 +7,135 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
-	"k8s.io/client-go/kubernetes/scheme"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	delegationv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	// +kubebuilder:scaffold:imports
+	"github.com/tether-dev/tether/api/v1alpha1"
 )
-
-// These tests use Ginkgo (BDD-style Go testing framework). Refer to
-// http://onsi.github.io/ginkgo/ to learn more about Ginkgo.
 
 var (
-	ctx       context.Context
-	cancel    context.CancelFunc
-	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
+	scheme    = runtime.NewScheme()
 )
 
-func TestControllers(t *testing.T) {
-	RegisterFailHandler(Fail)
-
-	RunSpecs(t, "Controller Suite")
-}
-
-var _ = BeforeSuite(func() {
-	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-
-	ctx, cancel = context.WithCancel(context.TODO())
-
-	var err error
-	err = delegationv1alpha1.AddToScheme(scheme.Scheme)
-	Expect(err).NotTo(HaveOccurred())
-
-	// +kubebuilder:scaffold:scheme
-
-	By("bootstrapping test environment")
-	testEnv = &envtest.Environment{
+// TestMain starts one real kube-apiserver and etcd for the package. The
+// binaries come from KUBEBUILDER_ASSETS, or are built by hack/control-plane.sh.
+func TestMain(m *testing.M) {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		out, err := exec.Command("bash", filepath.Join("..", "..", "hack", "control-plane.sh")).Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cannot build the control plane:", err)
+			os.Exit(1)
+		}
+		os.Setenv("KUBEBUILDER_ASSETS", strings.TrimSpace(string(out)))
+	}
+	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-
-	// Retrieve the first found binary directory to allow running tests from IDEs
-	if getFirstFoundEnvTestBinaryDir() != "" {
-		testEnv.BinaryAssetsDirectory = getFirstFoundEnvTestBinaryDir()
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot start envtest:", err)
+		os.Exit(1)
 	}
+	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
 
-	// cfg is defined in this file globally.
-	cfg, err = testEnv.Start()
-	Expect(err).NotTo(HaveOccurred())
-	Expect(cfg).NotTo(BeNil())
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
 
-	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(k8sClient).NotTo(BeNil())
-})
+// operator runs the reconcilers in a manager that watches one namespace, so
+// tests run in parallel without seeing each other's objects.
+type operator struct {
+	stop context.CancelFunc
+	done chan struct{}
+}
 
-var _ = AfterSuite(func() {
-	By("tearing down the test environment")
-	cancel()
-	err := testEnv.Stop()
-	Expect(err).NotTo(HaveOccurred())
-})
+func testOptions() Options {
+	return Options{CancelTimeout: 3 * time.Second, SendTimeout: 20 * time.Second}
+}
 
-// getFirstFoundEnvTestBinaryDir locates the first binary in the specified path.
-// ENVTEST-based tests depend on specific binaries, usually located in paths set by
-// controller-runtime. When running tests directly (e.g., via an IDE) without using
-// Makefile targets, the 'BinaryAssetsDirectory' must be explicitly configured.
-//
-// This function streamlines the process by finding the required binaries, similar to
-// setting the 'KUBEBUILDER_ASSETS' environment variable. To ensure the binaries are
-// properly set up, run 'make setup-envtest' beforehand.
-func getFirstFoundEnvTestBinaryDir() string {
-	basePath := filepath.Join("..", "..", "bin", "k8s")
-	entries, err := os.ReadDir(basePath)
+func startOperator(t *testing.T, ns string, opts Options) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		// Several operators run in one test process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
 	if err != nil {
-		logf.Log.Error(err, "Failed to read directory", "path", basePath)
-		return ""
+		t.Fatal(err)
 	}
-	for _, entry := range entries {
-		if entry.IsDir() {
-			return filepath.Join(basePath, entry.Name())
+	ctx, stop := context.WithCancel(context.Background())
+	connector := &AgentConnector{SecretReader: mgr.GetAPIReader()}
+	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&DelegationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: mgr.GetEventRecorder("tether"), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	op := &operator{stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(op.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
 		}
+	}()
+	t.Cleanup(op.Stop)
+	return op
+}
+
+// Stop stops the operator and waits until it has stopped.
+func (o *operator) Stop() {
+	o.stop()
+	<-o.done
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-"}}
+	if err := k8sClient.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
 	}
-	return ""
+	return ns.Name
 }

@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// AgentConnector builds A2A clients for Agents. Secrets are read on demand
+// through an uncached reader (the operator never caches Secrets cluster-wide),
+// and clients are kept for a short while so a poll costs no Secret read.
+type AgentConnector struct {
+	// SecretReader reads Secrets directly from the API server.
+	SecretReader client.Reader
+	// DenyCIDRs is the egress policy for agent addresses.
+	DenyCIDRs []*net.IPNet
+	// MaxResponseBytes bounds every response from an agent.
+	MaxResponseBytes int64
+	// ClientTTL is how long a client (and the Secret values in it) is reused.
+	ClientTTL time.Duration
+
+	mu      sync.Mutex
+	clients map[string]cachedClient
+}
+
+type cachedClient struct {
+	client  a2a.Client
+	expires time.Time
+}
+
+// Endpoint builds the connection settings for an Agent, reading its Secrets.
+func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
+	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
+	if tenant != "" {
+		ep.Tenant = tenant
+	}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs}
+	if agent.Spec.RequestTimeout != nil {
+		opts.Timeout = agent.Spec.RequestTimeout.Duration
+	}
+	if t := agent.Spec.TLS; t != nil {
+		opts.InsecureSkipVerify = t.InsecureSkipVerify
+		if t.CABundle != nil {
+			ca, err := c.secretValue(ctx, agent.Namespace, *t.CABundle)
+			if err != nil {
+				return ep, err
+			}
+			opts.CAPEM = ca
+		}
+	}
+	if len(agent.Spec.Headers) > 0 {
+		ep.Headers = http.Header{}
+		for _, h := range agent.Spec.Headers {
+			v, err := c.secretValue(ctx, agent.Namespace, h.ValueFrom)
+			if err != nil {
+				return ep, err
+			}
+			ep.Headers.Set(h.Name, string(v))
+		}
+	}
+	hc, err := a2a.NewHTTPClient(opts)
+	if err != nil {
+		return ep, err
+	}
+	ep.HTTPClient = hc
+	return ep, nil
+}
+
+// secretValue reads one key; the error names the Secret and key, never the value.
+func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha1.SecretKeyRef) ([]byte, error) {
+	var s corev1.Secret
+	if err := c.SecretReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
+		return nil, fmt.Errorf("reading Secret %s/%s: %w", ns, ref.Name, err)
+	}
+	v, ok := s.Data[ref.Key]
+	if !ok {
+		return nil, fmt.Errorf("Secret %s/%s has no key %q", ns, ref.Name, ref.Key)
+	}
+	return v, nil
+}
+
+// Client returns a client for the Agent's chosen interface as recorded in its
+// status, without reading the card again.
+func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, error) {
+	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
+	now := time.Now()
+	c.mu.Lock()
+	if cc, ok := c.clients[key]; ok && now.Before(cc.expires) {
+		c.mu.Unlock()
+		return cc.client, nil
+	}
+	c.mu.Unlock()
+
+	ep, err := c.Endpoint(ctx, agent, tenant)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := a2a.NewClient(ctx, ep, cardFromStatus(agent))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clients == nil {
+		c.clients = map[string]cachedClient{}
+	}
+	for k, old := range c.clients { // drop expired entries; they are few
+		if !now.Before(old.expires) {
+			old.client.Close()
+			delete(c.clients, k)
+		}
+	}
+	ttl := c.ClientTTL
+	if ttl == 0 {
+		ttl = time.Minute
+	}
+	c.clients[key] = cachedClient{client: cl, expires: now.Add(ttl)}
+	return cl, nil
+}
+
+func cardFromStatus(agent *v1alpha1.Agent) *a2a.Card {
+	st := agent.Status
+	card := &a2a.Card{
+		Name: st.CardName, ProtocolVersion: st.ProtocolVersion, Binding: st.Binding, URL: st.Endpoint, Tenant: st.Tenant,
+		Streaming: st.Streaming, PushNotifications: st.PushNotifications,
+		Lease: st.Extensions.Lease, Budget: st.Extensions.Budget,
+	}
+	for _, s := range st.Skills {
+		card.Skills = append(card.Skills, a2a.Skill{ID: s.ID, Name: s.Name})
+	}
+	return card
+}

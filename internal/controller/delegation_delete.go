@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// reconcileDelete sends CancelTask for a task that is still running before
+// the finalizer lets go. The retry is bounded by --cancel-timeout from the
+// deletion, so a finalizer never holds an object forever. Children were
+// already enqueued by the deletionTimestamp and cancel themselves at once.
+func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.Delegation) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(d, v1alpha1.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	now := r.now()
+	if needsCancel(d) {
+		s := &scope{d: d, base: d.DeepCopy(), now: now}
+		if _, err := r.reconcileAgent(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+		if d.Status.TaskID == "" && s.agent != nil {
+			if c, err := r.client(ctx, s); err == nil {
+				if t := r.findSent(ctx, s, c, delegation.ContextID(&d.Spec, string(d.UID))); t != nil {
+					d.Status.TaskID = t.ID
+				}
+			}
+		}
+		if d.Status.TaskID != "" {
+			if _, err := r.sendCancel(ctx, s); err != nil {
+				elapsed := now.Sub(d.DeletionTimestamp.Time)
+				if elapsed < r.Options.CancelTimeout {
+					logf.FromContext(ctx).Info("cancel before deletion failed; retrying", "error", err.Error())
+					return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, nil
+				}
+				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+					"released the finalizer after %s without a confirmed cancel of task %s: %s", r.Options.CancelTimeout, d.Status.TaskID, err.Error())
+			} else {
+				r.Recorder.Eventf(d, nil, "Normal", r.deleteReason(ctx, d), "Delete", "cancelled task %s before deletion", d.Status.TaskID)
+			}
+		}
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	controllerutil.RemoveFinalizer(d, v1alpha1.Finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, d, patch))
+}
+
+// needsCancel: a task may be running remotely and nothing settled it.
+func needsCancel(d *v1alpha1.Delegation) bool {
+	if d.Spec.AgentRef == nil || !delegation.Started(&d.Status) {
+		return false
+	}
+	return !delegation.Settled(d.Status.Phase) && !d.Spec.Detach
+}
+
+func (r *DelegationReconciler) deleteReason(ctx context.Context, d *v1alpha1.Delegation) string {
+	if p := d.Spec.ParentRef; p != nil {
+		var parent v1alpha1.Delegation
+		err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: p.Name}, &parent)
+		if err != nil || !parent.DeletionTimestamp.IsZero() {
+			return delegation.ReasonParentDeleted
+		}
+	}
+	return delegation.ReasonRequested
+}

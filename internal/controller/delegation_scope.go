@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// scope is what one reconcile pass observed and is changing.
+type scope struct {
+	d    *v1alpha1.Delegation
+	base *v1alpha1.Delegation // status as last written
+	now  time.Time
+
+	parent   *delegation.Parent
+	agent    *v1alpha1.Agent
+	agentObs delegation.Agent
+	treeErr  string
+	children v1alpha1.ChildCounts
+	// done ends the pass early (the object changed under us).
+	done bool
+}
+
+func (s *scope) observation(o Options) delegation.Observation {
+	return delegation.Observation{
+		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
+		TreeError: s.treeErr, Children: s.children, SendTimeout: o.SendTimeout,
+	}
+}
+
+// reconcileParent observes the parent, sets the ownerReference (GitOps never
+// needs to know a UID) and checks the chain for cycles and depth.
+func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (ctrl.Result, error) {
+	ref := s.d.Spec.ParentRef
+	if ref == nil {
+		return ctrl.Result{}, nil
+	}
+	var parent v1alpha1.Delegation
+	err := r.Get(ctx, types.NamespacedName{Namespace: s.d.Namespace, Name: ref.Name}, &parent)
+	if apierrors.IsNotFound(err) {
+		s.parent = &delegation.Parent{}
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.parent = &delegation.Parent{Found: true, Deleting: !parent.DeletionTimestamp.IsZero(), Phase: parent.Status.Phase}
+	if parent.Status.Deadline != nil {
+		s.parent.Deadline = parent.Status.Deadline.Time
+	}
+	if owner := metav1.GetControllerOf(s.d); owner != nil && owner.UID != parent.UID {
+		// A child recreated under a new parent of the same name: the old
+		// parent is gone, and so is this task's reason to run.
+		s.parent = &delegation.Parent{}
+		return ctrl.Result{}, nil
+	}
+	if !delegation.Started(&s.d.Status) {
+		s.treeErr = r.checkChain(ctx, s.d)
+	}
+	if metav1.GetControllerOf(s.d) == nil && !s.parent.Deleting {
+		patch := client.MergeFrom(s.d.DeepCopy())
+		if err := controllerutil.SetControllerReference(&parent, s.d, r.Scheme()); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Patch(ctx, s.d, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// checkChain walks up parentRefs and reports a cycle or a chain deeper than
+// --max-depth.
+func (r *DelegationReconciler) checkChain(ctx context.Context, d *v1alpha1.Delegation) string {
+	seen := map[string]bool{d.Name: true}
+	cur := d
+	for depth := 1; cur.Spec.ParentRef != nil; depth++ {
+		if depth > r.Options.MaxDepth {
+			return fmt.Sprintf("the parentRef chain is deeper than %d", r.Options.MaxDepth)
+		}
+		name := cur.Spec.ParentRef.Name
+		if seen[name] {
+			return fmt.Sprintf("the parentRef chain has a cycle through %q", name)
+		}
+		seen[name] = true
+		var next v1alpha1.Delegation
+		if err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: name}, &next); err != nil {
+			return "" // a missing ancestor is waited for, not an error
+		}
+		cur = &next
+	}
+	return ""
+}
+
+// reconcileAgent observes the Agent the task goes to.
+func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
+	ref := s.d.Spec.AgentRef
+	if ref == nil {
+		return ctrl.Result{}, nil
+	}
+	var agent v1alpha1.Agent
+	err := r.Get(ctx, types.NamespacedName{Namespace: s.d.Namespace, Name: ref.Name}, &agent)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.agent = &agent
+	s.agentObs = delegation.Agent{Found: true, Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")}
+	return ctrl.Result{}, nil
+}
+
+// reconcileChildren counts the children for status and for groups.
+func (r *DelegationReconciler) reconcileChildren(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var list v1alpha1.DelegationList
+	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexParent: s.d.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	var c v1alpha1.ChildCounts
+	n := 0
+	for i := range list.Items {
+		child := &list.Items[i]
+		if owner := metav1.GetControllerOf(child); owner != nil && owner.UID != s.d.UID {
+			continue // a child of an earlier object of the same name
+		}
+		delegation.Count(&c, child.Status.Phase)
+		n++
+	}
+	s.children = c
+	if n == 0 {
+		s.d.Status.Children = nil
+	} else {
+		s.d.Status.Children = &c
+	}
+	return ctrl.Result{}, nil
+}

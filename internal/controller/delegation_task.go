@@ -1,0 +1,400 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// reconcileTask runs the step the state machine chose.
+func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	step := delegation.Gate(s.observation(r.Options))
+	switch step.Kind {
+	case delegation.StepNone:
+		return r.expireFinished(ctx, s)
+	case delegation.StepWait, delegation.StepGroup:
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
+	case delegation.StepSettle, delegation.StepDetach:
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
+	case delegation.StepCancel:
+		return r.cancelTask(ctx, s, step)
+	case delegation.StepStart:
+		return r.startTask(ctx, s)
+	case delegation.StepFollow:
+		return r.followTask(ctx, s)
+	}
+	return ctrl.Result{}, fmt.Errorf("unknown step %q", step.Kind)
+}
+
+// setPhase records a decision; the start time and deadline are fixed when the
+// Delegation first leaves Pending, the completion time when it settles.
+func (r *DelegationReconciler) setPhase(s *scope, step delegation.Step) {
+	st := &s.d.Status
+	if step.Phase != v1alpha1.PhasePending && st.StartTime == nil {
+		r.markStarted(s)
+	}
+	st.Phase = step.Phase
+	out := step.Outcome
+	st.Outcome = &out
+	if delegation.Settled(step.Phase) && st.CompletionTime == nil {
+		now := metav1.NewTime(s.now)
+		st.CompletionTime = &now
+	}
+}
+
+func (r *DelegationReconciler) markStarted(s *scope) {
+	st := &s.d.Status
+	now := metav1.NewTime(s.now)
+	st.StartTime = &now
+	var parentDeadline time.Time
+	if s.parent != nil {
+		parentDeadline = s.parent.Deadline
+	}
+	if d := delegation.Deadline(&s.d.Spec, parentDeadline, s.now); !d.IsZero() {
+		dl := metav1.NewTime(d)
+		st.Deadline = &dl
+	}
+}
+
+// client builds the A2A client for this Delegation's Agent and tenant.
+func (r *DelegationReconciler) client(ctx context.Context, s *scope) (a2a.Client, error) {
+	if s.agent == nil {
+		return nil, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name)
+	}
+	return r.Connector.Client(ctx, s.agent, s.d.Spec.Tenant)
+}
+
+// startTask adopts spec.taskID, adopts a send that was in flight when the
+// operator stopped, or sends the first message.
+func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	st, spec := &s.d.Status, &s.d.Spec
+	if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
+		// The cache lags behind a write of ours; acting on it could send twice.
+		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+	}
+	c, err := r.client(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if st.StartTime == nil {
+		r.markStarted(s)
+	}
+	if spec.TaskID != "" {
+		t, err := c.Get(ctx, spec.TaskID, spec.Lease != nil)
+		if err != nil {
+			return r.remoteError(s, err)
+		}
+		st.TaskID, st.ContextID = t.ID, t.ContextID
+		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonAdopted, Message: "adopted task " + t.ID}})
+		return r.applyTask(ctx, s, c, t)
+	}
+	contextID := delegation.ContextID(spec, string(s.d.UID))
+	if st.SendStarted != nil {
+		if t := r.findSent(ctx, s, c, contextID); t != nil {
+			log.Info("adopted a task sent before a restart", "task", t.ID)
+			st.TaskID, st.ContextID = t.ID, t.ContextID
+			r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonAdopted, Message: "adopted task " + t.ID + " sent before a restart"}})
+			return r.applyTask(ctx, s, c, t)
+		}
+	} else {
+		// Record the send before making it, so a crash in between is
+		// followed by a look-up instead of a second send.
+		now := metav1.NewTime(s.now)
+		st.SendStarted = &now
+		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: "Sending", Message: "sending to agent " + spec.AgentRef.Name}})
+		if err := r.persistStatus(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	log.V(1).Info("sending", "rv", s.d.ResourceVersion, "sendStarted", st.SendStarted)
+	t, err := c.Send(ctx, r.sendRequest(s, contextID))
+	if err != nil {
+		if a2a.IsRefused(err) {
+			r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
+			return ctrl.Result{}, nil
+		}
+		// The agent may have the task: keep the marker, look it up next time.
+		log.Info("send failed; will look the task up and retry", "error", err.Error())
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+	}
+	st.TaskID, st.ContextID = t.ID, t.ContextID
+	if st.ContextID == "" {
+		st.ContextID = contextID
+	}
+	r.recordLease(s, t)
+	r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonSent, Message: "sent as task " + t.ID}})
+	return r.applyTask(ctx, s, c, t)
+}
+
+// isFresh reports whether the cached copy is the API server's latest.
+func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegation) (bool, error) {
+	var latest v1alpha1.Delegation
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), &latest); err != nil {
+		return false, err
+	}
+	return latest.ResourceVersion == d.ResourceVersion, nil
+}
+
+// findSent looks for a task sent by an earlier pass whose answer was lost.
+// Agents that cannot list tasks (0.3) are sent to again; the derived message
+// id lets them recognise the retry, and the lease bounds an orphan.
+func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Client, contextID string) *a2a.Task {
+	tasks, err := c.ListByContext(ctx, contextID)
+	if err != nil || len(tasks) == 0 {
+		return nil
+	}
+	userContext := s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != ""
+	if userContext && len(tasks) != 1 {
+		return nil // a shared context: cannot tell which task is ours
+	}
+	return tasks[0]
+}
+
+func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
+	d := s.d
+	req := a2a.SendRequest{
+		MessageID: delegation.MessageID(string(d.UID), -1),
+		ContextID: contextID,
+		Skill:     d.Spec.Skill,
+		Metadata:  map[string]any{a2a.DelegationMetadataKey: d.Namespace + "/" + d.Name},
+	}
+	if m := d.Spec.Message; m != nil {
+		req.Text = m.Text
+		for k, v := range m.Metadata {
+			req.Metadata[k] = v
+		}
+		for _, p := range m.Parts {
+			part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
+			if p.Data != nil {
+				part.Data = p.Data.Raw
+			}
+			req.Parts = append(req.Parts, part)
+		}
+	}
+	if d.Spec.Lease != nil {
+		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
+	}
+	if b := d.Spec.Budget; b != nil || d.Status.Deadline != nil {
+		req.Budget = &a2a.BudgetGrant{}
+		if b != nil {
+			req.Budget.Meters = b.Meters
+		}
+		if d.Status.Deadline != nil {
+			req.Budget.Deadline = d.Status.Deadline.Time
+		}
+	}
+	return req
+}
+
+// followTask reads the task back (renewing its lease) and applies it.
+func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	c, err := r.client(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	renew := s.d.Spec.Lease != nil && !delegation.Interrupted(s.d.Status.Phase)
+	t, err := c.Get(ctx, s.d.Status.TaskID, renew)
+	if err != nil {
+		return r.remoteError(s, err)
+	}
+	return r.applyTask(ctx, s, c, t)
+}
+
+// remoteError turns a failed read into a decision: a lost task fails, any
+// other error is retried at the poll interval.
+func (r *DelegationReconciler) remoteError(s *scope, err error) (ctrl.Result, error) {
+	if a2a.IsTaskNotFound(err) {
+		r.setPhase(s, delegation.Lost())
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// applyTask records what the agent reported and does what Follow decides.
+func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Client, t *a2a.Task) (ctrl.Result, error) {
+	st := &s.d.Status
+	st.RemoteState = string(t.State)
+	r.recordLease(s, t)
+	step := delegation.Follow(s.observation(r.Options), t)
+	switch step.Kind {
+	case delegation.StepReply:
+		// Claim the reply before sending it (a stale pass fails the claim),
+		// so each reply reaches the agent at most once; a transport error
+		// gives the claim back and the same message id is sent again.
+		i := int(st.RepliesSent)
+		st.RepliesSent++
+		if err := r.persistStatus(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+		_, err := c.Send(ctx, a2a.SendRequest{
+			MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
+			Text: s.d.Spec.Replies[i],
+		})
+		if err != nil {
+			// Agents may refuse a reply for a moment after asking for input
+			// (the task is not yet free): retry rather than fail the task.
+			st.RepliesSent--
+			return ctrl.Result{}, err
+		}
+		st.RemoteState = string(a2a.StateWorking)
+		r.setPhase(s, step)
+	case delegation.StepSettle:
+		st.Result = boundedResult(t, r.Options.ResultTextLimit)
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
+	default:
+		r.setPhase(s, step)
+	}
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
+}
+
+// recordLease writes the lease state only when it changes, so renewals cost
+// no API server write.
+func (r *DelegationReconciler) recordLease(s *scope, t *a2a.Task) {
+	spec := s.d.Spec.Lease
+	if spec == nil {
+		return
+	}
+	st := &s.d.Status
+	ttl := spec.TTL
+	switch {
+	case !t.LeaseExpiresAt.IsZero() && (st.Lease == nil || !st.Lease.Granted):
+		until := metav1.NewTime(t.LeaseExpiresAt)
+		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: true, GrantedUntil: &until}
+	case t.LeaseExpiresAt.IsZero() && st.Lease == nil:
+		reason := "the agent did not grant a lease"
+		if s.agent != nil && !s.agent.Status.Extensions.Lease {
+			reason = "the agent card does not declare the lease extension"
+		}
+		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: false, Reason: reason}
+	}
+}
+
+// cancelTask sends CancelTask (when a task exists) and settles. A failing
+// cancel is retried until --cancel-timeout, then the Delegation settles with
+// a Warning; the lease bounds the orphan.
+func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
+	st := &s.d.Status
+	if st.TaskID == "" && st.SendStarted != nil && s.agent != nil {
+		if c, err := r.client(ctx, s); err == nil {
+			if t := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
+				st.TaskID, st.ContextID = t.ID, t.ContextID
+			}
+		}
+	}
+	if st.TaskID == "" {
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
+	}
+	if st.CancelRequested == nil {
+		now := metav1.NewTime(s.now)
+		st.CancelRequested = &now
+	}
+	t, err := r.sendCancel(ctx, s)
+	if err != nil {
+		if s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout {
+			logf.FromContext(ctx).Info("cancel failed; retrying", "error", err.Error())
+			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+		}
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, err.Error())
+		step.Outcome.Message += "; the agent did not confirm the cancel"
+	}
+	if t != nil {
+		st.RemoteState = string(t.State)
+		if t.State.Terminal() && t.State != a2a.StateCanceled {
+			// It finished before the cancel arrived: report what it did.
+			step = delegation.Follow(s.observation(r.Options), t)
+			st.Result = boundedResult(t, r.Options.ResultTextLimit)
+		}
+	}
+	r.setPhase(s, step)
+	return ctrl.Result{}, nil
+}
+
+func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.Task, error) {
+	if s.agent == nil {
+		return nil, errors.New("the Agent no longer exists")
+	}
+	c, err := r.client(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.Cancel(ctx, s.d.Status.TaskID)
+	if a2a.IsTaskNotFound(err) {
+		return nil, nil // nothing left to cancel
+	}
+	return t, err
+}
+
+// expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
+func (r *DelegationReconciler) expireFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
+	del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now)
+	if del {
+		s.done = true
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, s.d, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+func pollInterval(agent *v1alpha1.Agent) time.Duration {
+	if agent != nil && agent.Spec.PollInterval != nil {
+		return agent.Spec.PollInterval.Duration
+	}
+	return 5 * time.Second
+}
+
+// retryDelay backs off with the time a retry has been going on: 1s, then a
+// quarter of the elapsed time, at most 15s.
+func retryDelay(now, since time.Time) time.Duration {
+	d := now.Sub(since) / 4
+	return min(max(d, time.Second), 15*time.Second)
+}
+
+func boundedResult(t *a2a.Task, limit int) *v1alpha1.Result {
+	res := &v1alpha1.Result{}
+	res.Text, res.Truncated = truncateFlag(t.ResultText, limit)
+	for i, a := range t.Artifacts {
+		if i == 32 {
+			res.Truncated = true
+			break
+		}
+		text, cut := truncateFlag(a.Text, 4096)
+		res.Truncated = res.Truncated || cut
+		res.Artifacts = append(res.Artifacts, v1alpha1.Artifact{Name: a.Name, MediaType: a.MediaType, Text: text, URL: a.URL})
+	}
+	if res.Text == "" && len(res.Artifacts) == 0 {
+		return nil
+	}
+	return res
+}
+
+func truncateFlag(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	return s[:n], true
+}
+
+func truncate(s string, n int) string {
+	out, _ := truncateFlag(s, n)
+	return out
+}

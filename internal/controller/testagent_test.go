@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"io"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+)
+
+// testAgent is a real a2a-go agent on loopback that records every JSON-RPC
+// call it receives. What a task does is chosen by its message text:
+// "wait" runs until cancelled, "slow" completes after a second, "input" asks
+// for input and completes with the reply, "fail" fails, anything else
+// completes at once with "echo: TEXT".
+type testAgent struct {
+	server *httptest.Server
+	// dropSends makes the agent process this many SendMessage calls and then
+	// drop the connection instead of answering, as when the operator dies
+	// between the send and its status write.
+	dropSends atomic.Int32
+
+	mu    sync.Mutex
+	calls []agentCall
+}
+
+type agentCall struct {
+	Method    string
+	TaskID    string
+	MessageID string
+	ContextID string
+	Text      string
+}
+
+func newTestAgent() *testAgent {
+	ta := &testAgent{}
+	mux := http.NewServeMux()
+	ta.server = httptest.NewServer(mux)
+	card := &a2a.AgentCard{
+		Name:                "test-agent",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(ta.server.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
+		DefaultInputModes:   []string{"text"},
+		DefaultOutputModes:  []string{"text"},
+		Skills:              []a2a.AgentSkill{{ID: "echo", Name: "Echo"}},
+	}
+	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
+		// ListTasks needs a user; every caller is the same one here.
+		Authenticator: func(context.Context) (string, error) { return "operator", nil },
+	})
+	handler := a2asrv.NewHandler(testExecutor{}, a2asrv.WithTaskStore(store))
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("/rpc", ta.record(a2asrv.NewJSONRPCHandler(handler)))
+	return ta
+}
+
+func (ta *testAgent) URL() string { return ta.server.URL }
+func (ta *testAgent) Close()      { ta.server.Close() }
+
+// record notes each call before the agent handles it.
+func (ta *testAgent) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			Method string `json:"method"`
+			Params struct {
+				ID      string `json:"id"`
+				Message struct {
+					MessageID string `json:"messageId"`
+					TaskID    string `json:"taskId"`
+					ContextID string `json:"contextId"`
+					Parts     []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &req)
+		if os.Getenv("TEST_VERBOSE") != "" {
+			fmt.Fprintf(os.Stderr, "AGENT %s %s %v %s\n", r.RemoteAddr, req.Method, r.Header, body)
+		}
+		c := agentCall{Method: req.Method, TaskID: req.Params.ID}
+		if m := req.Params.Message; m.MessageID != "" {
+			c.TaskID, c.MessageID, c.ContextID = m.TaskID, m.MessageID, m.ContextID
+			for _, p := range m.Parts {
+				c.Text += p.Text
+			}
+		}
+		ta.mu.Lock()
+		ta.calls = append(ta.calls, c)
+		ta.mu.Unlock()
+		if req.Method == "SendMessage" && ta.dropSends.Add(-1) >= 0 {
+			next.ServeHTTP(httptest.NewRecorder(), r) // the agent takes the task...
+			if hj, ok := w.(http.Hijacker); ok {      // ...and the answer is lost
+				conn, _, _ := hj.Hijack()
+				_ = conn.Close()
+			}
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Calls returns the recorded calls of one method ("" for all).
+func (ta *testAgent) Calls(method string) []agentCall {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	var out []agentCall
+	for _, c := range ta.calls {
+		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Cancelled reports whether CancelTask was received for the task.
+func (ta *testAgent) Cancelled(taskID string) bool {
+	for _, c := range ta.Calls("CancelTask") {
+		if c.TaskID == taskID {
+			return true
+		}
+	}
+	return false
+}
+
+type testExecutor struct{}
+
+func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		text := messageText(ec.Message)
+		if ec.StoredTask != nil { // a reply to a task that asked for input
+			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("got: "+text)), nil)
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			return
+		}
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		switch {
+		case strings.HasPrefix(text, "wait"):
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+				return
+			}
+			<-ctx.Done()
+		case strings.HasPrefix(text, "slow"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("slow done")), nil)
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		case strings.HasPrefix(text, "input"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired,
+				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which colour?"))), nil)
+		case strings.HasPrefix(text, "fail"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
+				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("it broke"))), nil)
+		default:
+			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("echo: "+text)), nil)
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		}
+	}
+}
+
+func (testExecutor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+func messageText(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			b.WriteString(string(t))
+		}
+	}
+	return b.String()
+}
