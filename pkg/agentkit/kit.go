@@ -79,6 +79,9 @@ func New(opts ...Option) *Kit {
 	if k.leases == nil {
 		k.leases = NewMemoryLeaseStore()
 	}
+	if k.sweepEvery <= 0 {
+		k.sweepEvery = time.Second
+	}
 	return k
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	. "github.com/onsi/gomega"
 )
 
@@ -82,6 +83,23 @@ func TestLapsedLeaseCancelsTheTaskOnTheWallClock(t *testing.T) {
 	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 		WithTimeout(3 * time.Second).Should(Equal(a2a.TaskStateCanceled))
 	g.Expect(exec.stopped).To(BeClosed())
+}
+
+func TestLapsedLeaseCancelsATaskWaitingForInput(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	a := startAgent(t, newExec(func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, nil), nil)
+	}))
+
+	task, err := a.send(ctx, "ask", leaseMeta(1))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
+		Should(Equal(a2a.TaskStateInputRequired))
+
+	a.clock.Advance(2 * time.Second)
+	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
+		Should(Equal(a2a.TaskStateCanceled))
 }
 
 func TestRenewedLeaseOutlivesItsFirstTTL(t *testing.T) {
