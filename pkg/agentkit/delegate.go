@@ -154,22 +154,27 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 		child.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: req.Lease}}
 	}
 
-	err := c.Create(ctx, child)
-	if apierrors.IsAlreadyExists(err) {
-		existing := &v1alpha1.Delegation{}
-		if err := c.Get(ctx, key, existing); err != nil {
-			return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
-		}
-		if existing.Spec.ParentRef == nil || existing.Spec.ParentRef.Name != parent.Name {
-			return client.ObjectKey{}, fmt.Errorf("delegate: %s exists and belongs to another parent", key.Name)
-		}
-		return key, nil
-	}
-	if err != nil {
+	if err := createOrFind(ctx, c, child); err != nil {
 		budget.release(key.Name)
 		return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
 	}
 	return key, nil
+}
+
+// createOrFind creates the child, or accepts the one a previous call created.
+func createOrFind(ctx context.Context, c client.Client, child *v1alpha1.Delegation) error {
+	err := c.Create(ctx, child)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing := &v1alpha1.Delegation{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(child), existing); err != nil {
+		return err
+	}
+	if p := existing.Spec.ParentRef; p == nil || p.Name != child.Spec.ParentRef.Name {
+		return errors.New("it exists and belongs to another parent")
+	}
+	return nil
 }
 
 // Wait polls a child Delegation until it settles. It needs no state from the

@@ -184,7 +184,11 @@ func (r *run) decorate(ev a2a.Event) {
 		r.stampBudget(v, v.Status.Message)
 		r.note(v.Status.State)
 	case *a2a.TaskStatusUpdateEvent:
-		if v.Status.State == a2a.TaskStateFailed && r.budget.wasExhausted() && v.Status.Message != nil {
+		if v.Status.State == a2a.TaskStateFailed && r.budget.wasExhausted() {
+			// The agent failed after a refused charge; say why if it did not.
+			if v.Status.Message == nil {
+				v.Status.Message = a2a.NewMessageForTask(a2a.MessageRoleAgent, r.ec, a2a.NewTextPart("budget exhausted"))
+			}
 			if _, ok := v.Status.Message.Metadata[tethera2a.FailureClassMetadataKey]; !ok {
 				v.Status.Message.SetMeta(tethera2a.FailureClassMetadataKey, string(v1alpha1.FailureBudgetExhausted))
 			}
@@ -200,9 +204,10 @@ func (r *run) stampBudget(carrier a2a.MetadataCarrier, msg *a2a.Message) {
 	if r.budget == nil || !r.budget.reports() {
 		return
 	}
-	carrier.SetMeta(tethera2a.BudgetExtensionURI, toMeta(r.budget.report()))
+	report := r.budget.report()
+	carrier.SetMeta(tethera2a.BudgetExtensionURI, toMeta(report))
 	if msg != nil {
-		msg.SetMeta(tethera2a.BudgetExtensionURI, toMeta(r.budget.report()))
+		msg.SetMeta(tethera2a.BudgetExtensionURI, toMeta(report))
 	}
 }
 

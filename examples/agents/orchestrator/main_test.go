@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	tethera2a "github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/pkg/agentkit"
+)
+
+// The fake client stands in for the operator: the test plays its part by
+// setting the children's status. End to end runs are the operator's tests.
+func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).Build()
+
+	o := &orchestrator{kube: kube, workerAgent: "worker", fanout: 3, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := agentkit.NewServer(&a2a.AgentCard{Name: "o"}, o)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	card, err := agentcard.DefaultResolver.Resolve(ctx, hs.URL)
+	g.Expect(err).NotTo(HaveOccurred())
+	c, err := a2aclient.NewFromCard(ctx, card)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("count things fanout=2"))
+	msg.Metadata = map[string]any{
+		tethera2a.DelegationMetadataKey: "team/orch",
+		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{"tokens": 301}},
+	}
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	g.Expect(err).NotTo(HaveOccurred())
+	id := res.(*a2a.Task).ID
+
+	list := &v1alpha1.DelegationList{}
+	g.Eventually(func() []v1alpha1.Delegation {
+		g.Expect(kube.List(ctx, list)).To(Succeed())
+		return list.Items
+	}).Should(HaveLen(2))
+	for _, child := range list.Items {
+		g.Expect(child.Spec.ParentRef).To(Equal(&v1alpha1.LocalRef{Name: "orch"}))
+		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: "worker"}))
+		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{"tokens": 150}))
+		g.Expect(child.Spec.Message.Text).To(HavePrefix("count things fanout=2 (part "))
+
+		child.Status.Phase = v1alpha1.PhaseSucceeded
+		child.Status.Result = &v1alpha1.Result{Text: "counted"}
+		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{"tokens": 100}}
+		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
+	}
+
+	var task *a2a.Task
+	g.Eventually(func() a2a.TaskState {
+		task, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		g.Expect(err).NotTo(HaveOccurred())
+		return task.Status.State
+	}).WithTimeout(5 * time.Second).Should(Equal(a2a.TaskStateCompleted))
+	g.Expect(task.Artifacts[0].Parts[0].Text()).To(And(
+		ContainSubstring("orch-part-1: Succeeded counted"),
+		ContainSubstring("orch-part-2: Succeeded counted")))
+	g.Expect(task.Metadata[tethera2a.BudgetExtensionURI]).To(HaveKeyWithValue("left",
+		HaveKeyWithValue("tokens", BeNumerically("==", 101))), "the children's spend, not their grants, is used up")
+}
