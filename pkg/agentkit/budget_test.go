@@ -31,11 +31,11 @@ func TestBudgetIsVisibleToTheExecutor(t *testing.T) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
 	}))
 
-	_, err := a.send(ctx, "go", budgetMeta(map[string]int64{"tokens": 100}, &deadline))
+	_, err := a.send(ctx, "go", budgetMeta(map[string]int64{tokens: 100}, &deadline))
 	g.Expect(err).NotTo(HaveOccurred())
 	b := <-seen
 	g.Expect(b.Limited()).To(BeTrue())
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 100}))
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 100}))
 	g.Expect(b.Deadline()).To(BeTemporally("==", deadline))
 }
 
@@ -51,19 +51,19 @@ func TestNoBudgetMeansUnlimited(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	b := <-seen
 	g.Expect(b.Limited()).To(BeFalse())
-	g.Expect(b.Charge("tokens", 1_000_000)).To(Succeed())
-	g.Expect(b.Spent()).To(Equal(map[string]int64{"tokens": 1_000_000}))
+	g.Expect(b.Charge(tokens, 1_000_000)).To(Succeed())
+	g.Expect(b.Spent()).To(Equal(map[string]int64{tokens: 1_000_000}))
 }
 
 func TestEveryStatusUpdateCarriesLeftAndSpent(t *testing.T) {
 	g := NewWithT(t)
 	a := startAgent(t, newExec(func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
 		b := BudgetFrom(ctx)
-		_ = b.Charge("tokens", 10)
+		_ = b.Charge(tokens, 10)
 		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, say(ec, "step 1")), nil) {
 			return
 		}
-		_ = b.Charge("tokens", 10)
+		_ = b.Charge(tokens, 10)
 		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
 		}
@@ -71,7 +71,7 @@ func TestEveryStatusUpdateCarriesLeftAndSpent(t *testing.T) {
 	}))
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go"))
-	msg.Metadata = budgetMeta(map[string]int64{"tokens": 100, "calls": 5}, nil)
+	msg.Metadata = budgetMeta(map[string]int64{tokens: 100, calls: 5}, nil)
 	var reports []tethera2a.BudgetReportMetadata
 	for ev, err := range a.plain.SendStreamingMessage(context.Background(), &a2a.SendMessageRequest{Message: msg}) {
 		g.Expect(err).NotTo(HaveOccurred())
@@ -87,24 +87,24 @@ func TestEveryStatusUpdateCarriesLeftAndSpent(t *testing.T) {
 		reports = append(reports, *r)
 	}
 	g.Expect(reports).To(Equal([]tethera2a.BudgetReportMetadata{
-		{Left: map[string]int64{"tokens": 90, "calls": 5}, Spent: map[string]int64{"tokens": 10}},
-		{Left: map[string]int64{"tokens": 80, "calls": 5}, Spent: map[string]int64{"tokens": 20}},
-		{Left: map[string]int64{"tokens": 80, "calls": 5}, Spent: map[string]int64{"tokens": 20}},
+		{Left: map[string]int64{tokens: 90, calls: 5}, Spent: map[string]int64{tokens: 10}},
+		{Left: map[string]int64{tokens: 80, calls: 5}, Spent: map[string]int64{tokens: 20}},
+		{Left: map[string]int64{tokens: 80, calls: 5}, Spent: map[string]int64{tokens: 20}},
 	}))
 }
 
 func TestChargeBeyondTheGrantFailsTheTask(t *testing.T) {
-	for name, agent := range map[string]func(context.Context, *a2asrv.ExecutorContext, func(a2a.Event, error) bool){
-		"executor yields the error": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
-			if err := BudgetFrom(ctx).Charge("tokens", 11); err != nil {
+	for name, agent := range map[string]agentFn{
+		"yields the error": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+			if err := BudgetFrom(ctx).Charge(tokens, 11); err != nil {
 				yield(nil, err)
 			}
 		},
-		"executor just stops": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
-			_ = BudgetFrom(ctx).Charge("tokens", 11)
+		"just stops": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+			_ = BudgetFrom(ctx).Charge(tokens, 11)
 		},
-		"executor fails without a class": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
-			if err := BudgetFrom(ctx).Charge("tokens", 11); err != nil {
+		"fails without a class": func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+			if err := BudgetFrom(ctx).Charge(tokens, 11); err != nil {
 				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, say(ec, err.Error())), nil)
 			}
 		},
@@ -119,14 +119,14 @@ func TestChargeBeyondTheGrantFailsTheTask(t *testing.T) {
 			ctx := context.Background()
 			a := startAgent(t, newExec(agent))
 
-			task, err := a.send(ctx, "go", budgetMeta(map[string]int64{"tokens": 10}, nil))
+			task, err := a.send(ctx, "go", budgetMeta(map[string]int64{tokens: 10}, nil))
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 				Should(Equal(a2a.TaskStateFailed))
 			final := a.get(ctx, a.plain, task.ID)
 			g.Expect(failureClass(final)).To(Equal("BudgetExhausted"))
 			g.Expect(budgetReport(final.Status.Message.Metadata)).To(Equal(&tethera2a.BudgetReportMetadata{
-				Left: map[string]int64{"tokens": 10},
+				Left: map[string]int64{tokens: 10},
 			}), "a refused charge records nothing")
 		})
 	}
@@ -154,7 +154,7 @@ func TestPassedDeadlineStartsNothing(t *testing.T) {
 	a := startAgent(t, exec)
 
 	deadline := time.Now().Add(-time.Second)
-	task, err := a.send(ctx, "work", budgetMeta(map[string]int64{"tokens": 1}, &deadline))
+	task, err := a.send(ctx, "work", budgetMeta(map[string]int64{tokens: 1}, &deadline))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 		Should(Equal(a2a.TaskStateFailed))
@@ -167,25 +167,25 @@ func TestNegativeMeterIsRefused(t *testing.T) {
 	exec := newExec(blockUntilDone)
 	a := startAgent(t, exec)
 
-	_, err := a.send(context.Background(), "go", budgetMeta(map[string]int64{"tokens": -1}, nil))
+	_, err := a.send(context.Background(), "go", budgetMeta(map[string]int64{tokens: -1}, nil))
 	g.Expect(err).To(MatchError(a2a.ErrInvalidParams))
 	g.Expect(exec.calls.Load()).To(BeZero())
 }
 
 func TestChildHoldsLowerLeftUntilTheySettle(t *testing.T) {
 	g := NewWithT(t)
-	b := newBudget(true, map[string]int64{"tokens": 100}, nil, time.Time{})
+	b := newBudget(true, map[string]int64{tokens: 100}, nil, time.Time{})
 
-	g.Expect(b.reserve("a", map[string]int64{"tokens": 60})).To(Succeed())
-	g.Expect(b.reserve("a", map[string]int64{"tokens": 60})).To(Succeed(), "a retry holds nothing more")
-	g.Expect(b.reserve("b", map[string]int64{"tokens": 50})).To(MatchError(ErrBudgetExhausted))
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 40}))
+	g.Expect(b.reserve("a", map[string]int64{tokens: 60})).To(Succeed())
+	g.Expect(b.reserve("a", map[string]int64{tokens: 60})).To(Succeed(), "a retry holds nothing more")
+	g.Expect(b.reserve("b", map[string]int64{tokens: 50})).To(MatchError(ErrBudgetExhausted))
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 40}))
 
-	b.settle("a", map[string]int64{"tokens": 25})
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 75}), "the unspent part comes back")
+	b.settle("a", map[string]int64{tokens: 25})
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 75}), "the unspent part comes back")
 	g.Expect(b.Spent()).To(BeEmpty(), "a child's spend is not this task's own")
 
-	g.Expect(b.reserve("c", map[string]int64{"tokens": 10})).To(Succeed())
+	g.Expect(b.reserve("c", map[string]int64{tokens: 10})).To(Succeed())
 	b.settle("c", nil)
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 65}), "no report keeps the whole hold")
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 65}), "no report keeps the whole hold")
 }

@@ -33,43 +33,44 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 
 // inTask is the context an executor gets for a task sent for Delegation team/orch.
 func inTask(b *Budget) context.Context {
-	ctx := withDelegation(context.Background(), types.NamespacedName{Namespace: "team", Name: "orch"})
+	ctx := withDelegation(context.Background(), types.NamespacedName{Namespace: ns, Name: "orch"})
 	return withBudget(ctx, b)
 }
 
 func TestDelegateCreatesTheChildAndHoldsItsGrant(t *testing.T) {
 	g := NewWithT(t)
 	c := fakeClient(t)
-	b := newBudget(true, map[string]int64{"tokens": 100}, nil, time.Time{})
+	b := newBudget(true, map[string]int64{tokens: 100}, nil, time.Time{})
 	ctx := inTask(b)
 	req := DelegateRequest{
-		Key: "part-1", Agent: "worker", Skill: "sum", Text: "add it up",
-		Budget: map[string]int64{"tokens": 40}, Timeout: time.Minute, Lease: 30 * time.Second,
+		Key: "part-1", Agent: workerAgent, Skill: "sum", Text: "add it up",
+		Budget: map[string]int64{tokens: 40}, Timeout: time.Minute, Lease: 30 * time.Second,
 	}
 
 	key, err := DelegateAsync(ctx, c, req)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(key).To(Equal(client.ObjectKey{Namespace: "team", Name: "orch-part-1"}))
+	g.Expect(key).To(Equal(client.ObjectKey{Namespace: ns, Name: "orch-part-1"}))
 
 	child := &v1alpha1.Delegation{}
 	g.Expect(c.Get(ctx, key, child)).To(Succeed())
 	g.Expect(child.Spec).To(Equal(v1alpha1.DelegationSpec{
-		AgentRef:  &v1alpha1.LocalRef{Name: "worker"},
+		AgentRef:  &v1alpha1.LocalRef{Name: workerAgent},
 		Skill:     "sum",
 		ParentRef: &v1alpha1.LocalRef{Name: "orch"},
 		Message:   &v1alpha1.Message{Text: "add it up"},
-		Budget:    &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 40}},
+		Budget:    &v1alpha1.BudgetSpec{Meters: map[string]int64{tokens: 40}},
 		Timeout:   &metav1.Duration{Duration: time.Minute},
 		Lease:     &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}},
 	}))
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 60}))
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 60}))
 
 	again, err := DelegateAsync(ctx, c, req)
 	g.Expect(err).NotTo(HaveOccurred(), "a retry finds the child")
 	g.Expect(again).To(Equal(key))
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 60}), "and holds nothing more")
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 60}), "and holds nothing more")
 
-	_, err = DelegateAsync(ctx, c, DelegateRequest{Key: "part-2", Agent: "worker", Text: "x", Budget: map[string]int64{"tokens": 61}})
+	tooMuch := DelegateRequest{Key: "part-2", Agent: workerAgent, Text: "x", Budget: map[string]int64{tokens: 61}}
+	_, err = DelegateAsync(ctx, c, tooMuch)
 	g.Expect(err).To(MatchError(ErrBudgetExhausted), "an agent cannot grant more than it has left")
 	list := &v1alpha1.DelegationList{}
 	g.Expect(c.List(ctx, list)).To(Succeed())
@@ -79,22 +80,22 @@ func TestDelegateCreatesTheChildAndHoldsItsGrant(t *testing.T) {
 func TestDelegateRefusesOutsideADelegationAndForeignChildren(t *testing.T) {
 	g := NewWithT(t)
 	foreign := &v1alpha1.Delegation{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orch-a"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: childA},
 		Spec:       v1alpha1.DelegationSpec{ParentRef: &v1alpha1.LocalRef{Name: "someone-else"}},
 	}
 	c := fakeClient(t, foreign)
 
-	_, err := DelegateAsync(context.Background(), c, DelegateRequest{Key: "a", Agent: "worker", Text: "x"})
+	_, err := DelegateAsync(context.Background(), c, DelegateRequest{Key: "a", Agent: workerAgent, Text: "x"})
 	g.Expect(err).To(MatchError(ContainSubstring("did not come from a Delegation")))
 
-	_, err = DelegateAsync(inTask(nil), c, DelegateRequest{Key: "a", Agent: "worker", Text: "x"})
+	_, err = DelegateAsync(inTask(nil), c, DelegateRequest{Key: "a", Agent: workerAgent, Text: "x"})
 	g.Expect(err).To(MatchError(ContainSubstring("another parent")))
 }
 
 func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 	g := NewWithT(t)
 	c := fakeClient(t)
-	b := newBudget(true, map[string]int64{"tokens": 100}, nil, time.Time{})
+	b := newBudget(true, map[string]int64{tokens: 100}, nil, time.Time{})
 	ctx := inTask(b)
 
 	type result struct {
@@ -103,12 +104,13 @@ func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := Delegate(ctx, c, DelegateRequest{Key: "a", Agent: "worker", Text: "x", Budget: map[string]int64{"tokens": 40}})
+		req := DelegateRequest{Key: "a", Agent: workerAgent, Text: "x", Budget: map[string]int64{tokens: 40}}
+		o, err := Delegate(ctx, c, req)
 		done <- result{o, err}
 	}()
 
 	child := &v1alpha1.Delegation{}
-	key := client.ObjectKey{Namespace: "team", Name: "orch-a"}
+	key := client.ObjectKey{Namespace: ns, Name: childA}
 	g.Eventually(func() error { return c.Get(ctx, key, child) }).Should(Succeed())
 	child.Status.Phase = v1alpha1.PhaseRunning
 	g.Expect(c.Status().Update(ctx, child)).To(Succeed())
@@ -117,22 +119,22 @@ func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 	child.Status.Phase = v1alpha1.PhaseSucceeded
 	child.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed"}
 	child.Status.Result = &v1alpha1.Result{Text: "42"}
-	child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{"tokens": 15}}
+	child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{tokens: 15}}
 	g.Expect(c.Status().Update(ctx, child)).To(Succeed())
 
 	var r result
 	g.Eventually(done).WithTimeout(5 * time.Second).Should(Receive(&r))
 	g.Expect(r.err).NotTo(HaveOccurred())
 	g.Expect(r.o).To(Equal(&Outcome{
-		Name: "orch-a", Phase: v1alpha1.PhaseSucceeded, Reason: "Completed", Text: "42",
-		Spent: map[string]int64{"tokens": 15},
+		Name: childA, Phase: v1alpha1.PhaseSucceeded, Reason: "Completed", Text: "42",
+		Spent: map[string]int64{tokens: 15},
 	}))
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 85}), "the child's report replaces its hold")
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 85}), "the child's report replaces its hold")
 
 	again, err := Wait(ctx, c, key)
 	g.Expect(err).NotTo(HaveOccurred(), "waiting again by name works")
 	g.Expect(again.Phase).To(Equal(v1alpha1.PhaseSucceeded))
-	g.Expect(b.Left()).To(Equal(map[string]int64{"tokens": 85}), "and settles once")
+	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 85}), "and settles once")
 }
 
 func TestChildNamesAreValidAndDistinct(t *testing.T) {

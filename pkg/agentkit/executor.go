@@ -62,7 +62,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if dl := r.budget.Deadline(); !dl.IsZero() {
 			wait := dl.Sub(k.clock.Now())
 			if wait <= 0 {
-				r.fail(yield, v1alpha1.FailureBudgetExhausted, "budget deadline passed before the task started")
+				r.failBudget(yield, "budget deadline passed before the task started")
 				return
 			}
 			t := time.AfterFunc(wait, func() { cancel(errDeadline) })
@@ -75,7 +75,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			}
 			if err != nil {
 				if errors.Is(err, ErrBudgetExhausted) {
-					r.fail(yield, v1alpha1.FailureBudgetExhausted, err.Error())
+					r.failBudget(yield, err.Error())
 					return
 				}
 				yield(nil, err)
@@ -89,9 +89,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		switch {
 		case r.settled:
 		case errors.Is(context.Cause(ctx), errDeadline):
-			r.fail(yield, v1alpha1.FailureBudgetExhausted, "budget deadline passed")
+			r.failBudget(yield, "budget deadline passed")
 		case r.budget.wasExhausted():
-			r.fail(yield, v1alpha1.FailureBudgetExhausted, "budget exhausted")
+			r.failBudget(yield, "budget exhausted")
 		}
 	}
 }
@@ -217,9 +217,9 @@ func (r *run) note(s a2a.TaskState) {
 	}
 }
 
-// fail ends the task Failed with a failure class, creating the task first
-// when the executor never did.
-func (r *run) fail(yield func(a2a.Event, error) bool, class v1alpha1.FailureClass, text string) {
+// failBudget ends the task Failed with class BudgetExhausted, creating the
+// task first when the executor never did.
+func (r *run) failBudget(yield func(a2a.Event, error) bool, text string) {
 	if !r.taskExists {
 		task := a2a.NewSubmittedTask(r.ec, r.ec.Message)
 		r.decorate(task)
@@ -227,7 +227,7 @@ func (r *run) fail(yield func(a2a.Event, error) bool, class v1alpha1.FailureClas
 			return
 		}
 	}
-	ev := FailEvent(r.ec, class, text)
+	ev := FailEvent(r.ec, v1alpha1.FailureBudgetExhausted, text)
 	r.decorate(ev)
 	yield(ev, nil)
 }

@@ -24,6 +24,15 @@ import (
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 )
 
+// Names the tests share.
+const (
+	tokens      = "tokens"
+	calls       = "calls"
+	ns          = "team"
+	workerAgent = "worker"
+	childA      = "orch-a"
+)
+
 // fakeClock moves only when told to.
 type fakeClock struct {
 	mu sync.Mutex
@@ -44,15 +53,18 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// agentFn is the body of a test agent, after the task was created.
+type agentFn = func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool)
+
 // fnExec creates the task, then runs fn. It records what the kit handed it.
 type fnExec struct {
-	fn      func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool)
+	fn      agentFn
 	calls   atomic.Int32
 	stopped chan struct{} // closed when an execution's context ended
 	once    sync.Once
 }
 
-func newExec(fn func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool)) *fnExec {
+func newExec(fn agentFn) *fnExec {
 	return &fnExec{fn: fn, stopped: make(chan struct{})}
 }
 
@@ -145,7 +157,8 @@ func leaseMeta(ttlSeconds float64) map[string]any {
 }
 
 func budgetMeta(meters map[string]int64, deadline *time.Time) map[string]any {
-	return map[string]any{tethera2a.BudgetExtensionURI: toMeta(tethera2a.BudgetRequestMetadata{Meters: meters, Deadline: deadline})}
+	req := tethera2a.BudgetRequestMetadata{Meters: meters, Deadline: deadline}
+	return map[string]any{tethera2a.BudgetExtensionURI: toMeta(req)}
 }
 
 func expiresAt(t *a2a.Task) time.Time {

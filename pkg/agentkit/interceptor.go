@@ -24,7 +24,9 @@ func (k *Kit) Interceptor() a2asrv.CallInterceptor { return &interceptor{kit: k}
 
 type interceptor struct{ kit *Kit }
 
-func (i *interceptor) Before(ctx context.Context, callCtx *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+func (i *interceptor) Before(
+	ctx context.Context, callCtx *a2asrv.CallContext, req *a2asrv.Request,
+) (context.Context, any, error) {
 	switch p := req.Payload.(type) {
 	case *a2a.SendMessageRequest:
 		if p == nil || p.Message == nil {

@@ -56,7 +56,7 @@ func extensionRequested(callCtx *a2asrv.CallContext, uri string) bool {
 		return false
 	}
 	for _, v := range callCtx.Extensions().RequestedURIs() {
-		for _, u := range strings.Split(v, ",") {
+		for u := range strings.SplitSeq(v, ",") {
 			if strings.TrimSpace(u) == uri {
 				return true
 			}

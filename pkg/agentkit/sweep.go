@@ -49,14 +49,12 @@ func (k *Kit) Sweep(ctx context.Context, h a2asrv.RequestHandler) {
 			if busy {
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				k.cancelLapsed(ctx, h, l)
 				mu.Lock()
 				delete(inFlight, l.TaskID)
 				mu.Unlock()
-			}()
+			})
 		}
 	}
 }

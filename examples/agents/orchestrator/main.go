@@ -174,7 +174,7 @@ func status(ec *a2asrv.ExecutorContext, s a2a.TaskState, text string) *a2a.TaskS
 }
 
 func fanoutOf(text string, def int) int {
-	for _, w := range strings.Fields(strings.ToLower(text)) {
+	for w := range strings.FieldsSeq(strings.ToLower(text)) {
 		if v, ok := strings.CutPrefix(w, "fanout="); ok {
 			if n, err := strconv.Atoi(strings.Trim(v, ".,;:!?")); err == nil && n > 0 && n <= 100 {
 				return n

@@ -25,6 +25,8 @@ import (
 	"github.com/tether-dev/tether/pkg/agentkit"
 )
 
+const meter = "tokens"
+
 // The fake client stands in for the operator: the test plays its part by
 // setting the children's status. End to end runs are the operator's tests.
 func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
@@ -46,9 +48,12 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("count things fanout=2"))
 	msg.Metadata = map[string]any{
 		tethera2a.DelegationMetadataKey: "team/orch",
-		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{"tokens": 301}},
+		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{meter: 301}},
 	}
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: msg,
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
 	g.Expect(err).NotTo(HaveOccurred())
 	id := res.(*a2a.Task).ID
 
@@ -60,12 +65,12 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	for _, child := range list.Items {
 		g.Expect(child.Spec.ParentRef).To(Equal(&v1alpha1.LocalRef{Name: "orch"}))
 		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: "worker"}))
-		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{"tokens": 150}))
+		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{meter: 150}))
 		g.Expect(child.Spec.Message.Text).To(HavePrefix("count things fanout=2 (part "))
 
 		child.Status.Phase = v1alpha1.PhaseSucceeded
 		child.Status.Result = &v1alpha1.Result{Text: "counted"}
-		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{"tokens": 100}}
+		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{meter: 100}}
 		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
 	}
 
@@ -79,5 +84,5 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 		ContainSubstring("orch-part-1: Succeeded counted"),
 		ContainSubstring("orch-part-2: Succeeded counted")))
 	g.Expect(task.Metadata[tethera2a.BudgetExtensionURI]).To(HaveKeyWithValue("left",
-		HaveKeyWithValue("tokens", BeNumerically("==", 101))), "the children's spend, not their grants, is used up")
+		HaveKeyWithValue(meter, BeNumerically("==", 101))), "the children's spend, not their grants, is used up")
 }

@@ -65,7 +65,7 @@ type plan struct {
 
 func (w *worker) plan(text string) plan {
 	p := plan{steps: w.steps, delay: w.delay, spend: w.spend, fail: w.failAll}
-	for _, word := range strings.Fields(strings.ToLower(text)) {
+	for word := range strings.FieldsSeq(strings.ToLower(text)) {
 		word = strings.Trim(word, ".,;:!?()\"'")
 		k, v, _ := strings.Cut(word, "=")
 		switch k {

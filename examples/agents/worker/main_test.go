@@ -78,7 +78,8 @@ func TestWorkerStopsWhenItsBudgetRunsOut(t *testing.T) {
 	task := send(t, c, "", "steps=5", meta)
 	g.Expect(task.Status.State).To(Equal(a2a.TaskStateFailed))
 	g.Expect(class(task)).To(Equal("BudgetExhausted"))
-	g.Expect(task.Metadata[tethera2a.BudgetExtensionURI]).To(HaveKeyWithValue("spent", HaveKeyWithValue("tokens", BeNumerically("==", 200))))
+	g.Expect(task.Metadata[tethera2a.BudgetExtensionURI]).To(
+		HaveKeyWithValue("spent", HaveKeyWithValue("tokens", BeNumerically("==", 200))))
 }
 
 func TestWorkerHonoursCancelPromptly(t *testing.T) {
