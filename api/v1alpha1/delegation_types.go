@@ -264,14 +264,23 @@ type Reservation struct {
 	Meters Meters `json:"meters,omitempty"`
 }
 
-// BudgetStatus is the ledger: granted = spent + reserved + left.
+// BudgetStatus is the ledger: granted = spent + reserved + left, where
+// spent = reported (by the task's own agent) + charged (by settled children).
 type BudgetStatus struct {
+	// granted is this task's budget: its own meters, and 0 for each meter of
+	// the parent's that it does not name.
 	// +optional
 	Granted Meters `json:"granted,omitempty"`
 	// reserved is held by active children.
 	// +optional
 	Reserved Meters `json:"reserved,omitempty"`
-	// spent is what the task and its settled children were charged.
+	// reported is the spend the task's own agent last reported.
+	// +optional
+	Reported Meters `json:"reported,omitempty"`
+	// charged is what settled children were charged.
+	// +optional
+	Charged Meters `json:"charged,omitempty"`
+	// spent is reported + charged.
 	// +optional
 	Spent Meters `json:"spent,omitempty"`
 	// +optional

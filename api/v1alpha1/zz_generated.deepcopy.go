@@ -274,6 +274,20 @@ func (in *BudgetStatus) DeepCopyInto(out *BudgetStatus) {
 			(*out)[key] = val
 		}
 	}
+	if in.Reported != nil {
+		in, out := &in.Reported, &out.Reported
+		*out = make(Meters, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
+	if in.Charged != nil {
+		in, out := &in.Charged, &out.Charged
+		*out = make(Meters, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Spent != nil {
 		in, out := &in.Spent, &out.Spent
 		*out = make(Meters, len(*in))

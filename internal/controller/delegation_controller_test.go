@@ -102,8 +102,9 @@ func TestDeadlineCancelsTheTask(t *testing.T) {
 	e.create(e.task("bounded", "wait forever", func(d *v1alpha1.Delegation) {
 		d.Spec.Timeout = &metav1.Duration{Duration: time.Second}
 	}))
-	id := e.waitRunning("bounded").Status.TaskID
 	d := e.waitPhase("bounded", v1alpha1.PhaseFailed)
+	id := d.Status.TaskID
+	e.g.Expect(id).NotTo(BeEmpty(), "the task was sent before the deadline")
 	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureBudgetExhausted))
 	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonDeadline))
 	e.g.Expect(e.agent.Cancelled(id)).To(BeTrue())

@@ -28,7 +28,8 @@ type scope struct {
 	base *v1alpha1.Delegation // status as last written
 	now  time.Time
 
-	parent   *delegation.Parent
+	parent    *delegation.Parent
+	parentObj *v1alpha1.Delegation // nil when there is no parent (or it is gone)
 	agent    *v1alpha1.Agent
 	agentObs delegation.Agent
 	treeErr  string
@@ -61,13 +62,14 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, err
 	}
 	s.parent = &delegation.Parent{Found: true, Deleting: !parent.DeletionTimestamp.IsZero(), Phase: parent.Status.Phase}
+	s.parentObj = &parent
 	if parent.Status.Deadline != nil {
 		s.parent.Deadline = parent.Status.Deadline.Time
 	}
 	if owner := metav1.GetControllerOf(s.d); owner != nil && owner.UID != parent.UID {
 		// A child recreated under a new parent of the same name: the old
 		// parent is gone, and so is this task's reason to run.
-		s.parent = &delegation.Parent{}
+		s.parent, s.parentObj = &delegation.Parent{}, nil
 		return ctrl.Result{}, nil
 	}
 	if !delegation.Started(&s.d.Status) {

@@ -23,16 +23,24 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	step := delegation.Gate(s.observation(r.Options))
+	res, err := r.runStep(ctx, s, delegation.Gate(s.observation(r.Options)))
+	if err == nil && delegation.Settled(s.d.Status.Phase) {
+		// Charged before the settled status is written; a crash in between
+		// finds the entry gone and charges nothing twice.
+		err = r.chargeParent(ctx, s)
+	}
+	return res, err
+}
+
+func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	switch step.Kind {
 	case delegation.StepNone:
 		return r.expireFinished(ctx, s)
-	case delegation.StepWait, delegation.StepGroup:
+	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach:
 		r.setPhase(s, step)
 		return ctrl.Result{}, nil
-	case delegation.StepSettle, delegation.StepDetach:
-		r.setPhase(s, step)
-		return ctrl.Result{}, nil
+	case delegation.StepGroup:
+		return r.runGroup(ctx, s, step)
 	case delegation.StepCancel:
 		return r.cancelTask(ctx, s, step)
 	case delegation.StepStart:
@@ -41,6 +49,32 @@ func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctr
 		return r.followTask(ctx, s)
 	}
 	return ctrl.Result{}, fmt.Errorf("unknown step %q", step.Kind)
+}
+
+// runGroup holds its budget for its children: it reserves from its own
+// parent before it starts, then takes its phase from the children.
+func (r *DelegationReconciler) runGroup(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
+	if s.d.Status.StartTime == nil {
+		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.setPhase(s, step)
+	return ctrl.Result{}, nil
+}
+
+// reserve takes this Delegation's grant from its parent; when the parent is
+// short it stays Pending with reason BudgetExhausted and is never sent.
+func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (waiting bool, err error) {
+	shortage, err := r.reserveFromParent(ctx, s)
+	if err != nil {
+		return true, err
+	}
+	if shortage != nil {
+		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonBudgetExhausted, Message: shortage.Error()}})
+		return true, nil
+	}
+	return false, nil
 }
 
 // setPhase records a decision; the start time and deadline are fixed when the
@@ -63,6 +97,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 	st := &s.d.Status
 	now := metav1.NewTime(s.now)
 	st.StartTime = &now
+	s.grantOwnBudget()
 	var parentDeadline time.Time
 	if s.parent != nil {
 		parentDeadline = s.parent.Deadline
@@ -115,6 +150,9 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			return r.applyTask(ctx, s, c, t)
 		}
 	} else {
+		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
+			return ctrl.Result{}, err
+		}
 		// Record the send before making it, so a crash in between is
 		// followed by a look-up instead of a second send.
 		now := metav1.NewTime(s.now)
@@ -192,10 +230,10 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 	if d.Spec.Lease != nil {
 		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
 	}
-	if b := d.Spec.Budget; b != nil || d.Status.Deadline != nil {
+	if b := d.Status.Budget; (b != nil && b.Granted != nil) || d.Status.Deadline != nil {
 		req.Budget = &a2a.BudgetGrant{}
 		if b != nil {
-			req.Budget.Meters = b.Meters
+			req.Budget.Meters = b.Granted
 		}
 		if d.Status.Deadline != nil {
 			req.Budget.Deadline = d.Status.Deadline.Time
@@ -210,8 +248,7 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	renew := s.d.Spec.Lease != nil && !delegation.Interrupted(s.d.Status.Phase)
-	t, err := c.Get(ctx, s.d.Status.TaskID, renew)
+	t, err := c.Get(ctx, s.d.Status.TaskID, s.d.Spec.Lease != nil)
 	if err != nil {
 		return r.remoteError(s, err)
 	}
@@ -233,6 +270,13 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	st := &s.d.Status
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
+	if t.Usage != nil && t.Usage.Spent != nil {
+		if st.Budget == nil {
+			st.Budget = &v1alpha1.BudgetStatus{}
+		}
+		st.Budget.Reported = t.Usage.Spent
+		delegation.Recompute(st.Budget)
+	}
 	step := delegation.Follow(s.observation(r.Options), t)
 	switch step.Kind {
 	case delegation.StepReply:

@@ -32,7 +32,10 @@ func Deadline(spec *v1alpha1.DelegationSpec, parentDeadline, start time.Time) ti
 			earliest(b.Deadline.Time)
 		}
 	}
-	earliest(parentDeadline)
+	// A Detach child outlives its parent, so the parent's time does not bound it.
+	if spec.ParentClosePolicy != v1alpha1.ParentClosePolicyDetach {
+		earliest(parentDeadline)
+	}
 	return d
 }
 
@@ -54,9 +57,9 @@ func NextCheck(o Observation, poll time.Duration) time.Duration {
 			next = d
 		}
 	}
-	if !Interrupted(o.Status.Phase) {
-		shorter(RenewInterval(o.Spec))
-	}
+	// Renewed while waiting for input too: a task handed back to a person is
+	// never auto-cancelled, so its lease must not lapse.
+	shorter(RenewInterval(o.Spec))
 	if o.Status.Deadline != nil {
 		shorter(o.Status.Deadline.Sub(o.Now) + 10*time.Millisecond)
 	}

@@ -65,10 +65,6 @@ func TestDeadline(t *testing.T) {
 }
 
 func TestDeadlineOfADetachPolicyChildIgnoresTheParentDeadline(t *testing.T) {
-	t.Skip("Design §4 says Detach children keep running and are left alone, and Gate ignores the parent's deadline " +
-		"for them; but Deadline folds the parent's deadline into the child's own, so when the parent's deadline " +
-		"passes the child is cancelled anyway (Failed/BudgetExhausted instead of Canceled/ParentExpired). " +
-		"Owner to decide whether a Detach child inherits its parent's deadline.")
 	spec := v1alpha1.DelegationSpec{ParentClosePolicy: v1alpha1.ParentClosePolicyDetach, Timeout: duration(10 * time.Minute)}
 	NewWithT(t).Expect(Deadline(&spec, now.Add(3*time.Minute), now)).To(BeTemporally("==", now.Add(10*time.Minute)))
 }
@@ -140,10 +136,6 @@ func TestNextCheck(t *testing.T) {
 }
 
 func TestNextCheckKeepsRenewingATaskWaitingForInput(t *testing.T) {
-	t.Skip("NextCheck (and the controller's follow step) stop renewing the lease of a task in InputRequired/AuthRequired. " +
-		"The extension spec says such a task is leased too and cancelled when its lease lapses, so it is cancelled " +
-		"ttl after it asked for input. Design §3 says these phases are never auto-cancelled and the lease is renewed " +
-		"every ttl/3 while the operator follows the task (Gate still follows them). Owner to decide.")
 	g := NewWithT(t)
 	for _, p := range []v1alpha1.Phase{v1alpha1.PhaseInputRequired, v1alpha1.PhaseAuthRequired} {
 		o := observe(following(p), func(o *Observation) {

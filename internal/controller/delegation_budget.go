@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// The parent's ledger is written by its children with optimistic
+// concurrency: N children reserving at once are each granted only what is
+// left, and settling removes the entry and adds the charge in one update.
+
+func (s *scope) parentGranted() v1alpha1.Meters {
+	if s.parentObj == nil || s.parentObj.Status.Budget == nil {
+		return nil
+	}
+	return s.parentObj.Status.Budget.Granted
+}
+
+// grantOwnBudget fixes this Delegation's grant when it starts.
+func (s *scope) grantOwnBudget() {
+	g := delegation.Grant(&s.d.Spec, s.parentGranted())
+	if g == nil {
+		return
+	}
+	if s.d.Status.Budget == nil {
+		s.d.Status.Budget = &v1alpha1.BudgetStatus{}
+	}
+	s.d.Status.Budget.Granted = g
+	delegation.Recompute(s.d.Status.Budget)
+}
+
+// reserveFromParent makes sure the parent holds this child's reservation
+// before anything is sent. It returns a non-nil shortage when the parent has
+// not enough left; the child then waits (Pending, BudgetExhausted).
+func (r *DelegationReconciler) reserveFromParent(ctx context.Context, s *scope) (shortage error, err error) {
+	if s.parentObj == nil || !delegation.NeedsReservation(s.parentGranted()) {
+		return nil, nil
+	}
+	grant := delegation.Grant(&s.d.Spec, s.parentGranted())
+	err = r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
+		changed, short := delegation.Reserve(b, s.d.Name, string(s.d.UID), grant)
+		shortage = short
+		return changed
+	})
+	return shortage, err
+}
+
+// chargeParent settles this child's reservation; once the entry is gone it
+// does nothing, so it is safe to call on every pass of a settled child.
+func (r *DelegationReconciler) chargeParent(ctx context.Context, s *scope) error {
+	if s.parentObj == nil || !delegation.HasReservation(s.parentObj.Status.Budget, string(s.d.UID)) {
+		return nil
+	}
+	return r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
+		return delegation.Settle(b, string(s.d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
+			return delegation.Charge(&s.d.Spec, &s.d.Status, reservation)
+		})
+	})
+}
+
+// updateParentLedger applies change to a fresh copy of the parent's ledger
+// and writes it with the resourceVersion it read, retrying on conflicts.
+func (r *DelegationReconciler) updateParentLedger(ctx context.Context, s *scope, change func(*v1alpha1.BudgetStatus) bool) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var p v1alpha1.Delegation
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.parentObj), &p); err != nil {
+			return err
+		}
+		base := p.DeepCopy()
+		if p.Status.Budget == nil {
+			p.Status.Budget = &v1alpha1.BudgetStatus{}
+		}
+		if !change(p.Status.Budget) {
+			return nil
+		}
+		if err := r.Status().Patch(ctx, &p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		s.parentObj = &p
+		return nil
+	})
+}

@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// The budget ledger. A child's grant is reserved from its parent before the
+// child is sent; when the child settles, one status update of the parent
+// removes the reservation and adds the charge, so a crash can never charge
+// twice or lose a charge (the entry's presence says whether it was charged).
+
+// Grant is what a Delegation is granted: the meters it names, and 0 for each
+// meter of its parent's that it does not name. A parent that does not meter
+// something leaves it unbounded.
+func Grant(spec *v1alpha1.DelegationSpec, parentGranted v1alpha1.Meters) v1alpha1.Meters {
+	var own v1alpha1.Meters
+	if spec.Budget != nil {
+		own = spec.Budget.Meters
+	}
+	if len(own) == 0 && len(parentGranted) == 0 {
+		return nil
+	}
+	g := v1alpha1.Meters{}
+	for m := range parentGranted {
+		g[m] = 0
+	}
+	maps.Copy(g, own)
+	return g
+}
+
+// NeedsReservation: the parent meters something, so the child must hold a
+// reservation before it is sent.
+func NeedsReservation(parentGranted v1alpha1.Meters) bool { return len(parentGranted) > 0 }
+
+// Reserve adds the child's reservation to the parent's ledger. It is
+// idempotent: an entry that exists is left alone. It refuses a grant that
+// exceeds what the parent has left, naming the meters short.
+func Reserve(b *v1alpha1.BudgetStatus, child, uid string, grant v1alpha1.Meters) (changed bool, err error) {
+	if HasReservation(b, uid) {
+		return false, nil
+	}
+	Recompute(b)
+	var short []string
+	for _, m := range slices.Sorted(maps.Keys(grant)) {
+		if _, metered := b.Granted[m]; metered && grant[m] > b.Left[m] {
+			short = append(short, fmt.Sprintf("%s: wants %d, %d left", m, grant[m], b.Left[m]))
+		}
+	}
+	if len(short) > 0 {
+		return false, fmt.Errorf("the parent's budget is short (%s)", strings.Join(short, "; "))
+	}
+	reserved := v1alpha1.Meters{}
+	for m, n := range grant {
+		if _, metered := b.Granted[m]; metered {
+			reserved[m] = n
+		}
+	}
+	b.Reservations = append(b.Reservations, v1alpha1.Reservation{Child: child, UID: uid, Meters: reserved})
+	Recompute(b)
+	return true, nil
+}
+
+// HasReservation reports whether the child still holds an entry.
+func HasReservation(b *v1alpha1.BudgetStatus, uid string) bool {
+	return b != nil && slices.ContainsFunc(b.Reservations, func(r v1alpha1.Reservation) bool { return r.UID == uid })
+}
+
+// Settle removes the child's reservation and charges the parent, in one
+// change of the ledger. It reports false when there was no entry: the child
+// was charged already (or never reserved), so nothing happens.
+func Settle(b *v1alpha1.BudgetStatus, uid string, charge func(reservation v1alpha1.Meters) v1alpha1.Meters) bool {
+	i := slices.IndexFunc(b.Reservations, func(r v1alpha1.Reservation) bool { return r.UID == uid })
+	if i < 0 {
+		return false
+	}
+	c := charge(b.Reservations[i].Meters)
+	b.Reservations = slices.Delete(b.Reservations, i, i+1)
+	for m, n := range c {
+		if _, metered := b.Granted[m]; !metered {
+			continue
+		}
+		if b.Charged == nil {
+			b.Charged = v1alpha1.Meters{}
+		}
+		b.Charged[m] += n
+	}
+	Recompute(b)
+	return true
+}
+
+// Charge is what a settled child costs its parent:
+//   - a send the agent refused is refunded;
+//   - a task that settled at the agent with a spend report, and a group, are
+//     charged what they spent;
+//   - any other end (cancel, deadline, lost task, detach, unreachable) keeps
+//     the whole reservation.
+func Charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reservation v1alpha1.Meters) v1alpha1.Meters {
+	reason := ""
+	if st.Outcome != nil {
+		reason = st.Outcome.Reason
+	}
+	switch {
+	case reason == ReasonSendRefused:
+		return nil
+	case IsGroup(spec), st.Budget != nil && st.Budget.Reported != nil && settledAtAgent(reason):
+		if st.Budget == nil {
+			return nil
+		}
+		Recompute(st.Budget)
+		return st.Budget.Spent
+	}
+	return reservation
+}
+
+func settledAtAgent(reason string) bool {
+	switch reason {
+	case ReasonCompleted, ReasonRemoteFailed, ReasonRemoteRejected, ReasonRemote:
+		return true
+	}
+	return false
+}
+
+// Recompute derives reserved, spent and left from the entries, the agent's
+// report and the children's charges.
+func Recompute(b *v1alpha1.BudgetStatus) {
+	reserved := v1alpha1.Meters{}
+	for _, r := range b.Reservations {
+		for m, n := range r.Meters {
+			reserved[m] += n
+		}
+	}
+	spent := v1alpha1.Meters{}
+	for m, n := range b.Reported {
+		spent[m] += n
+	}
+	for m, n := range b.Charged {
+		spent[m] += n
+	}
+	var left v1alpha1.Meters
+	if len(b.Granted) > 0 {
+		left = v1alpha1.Meters{}
+		for m, g := range b.Granted {
+			left[m] = g - spent[m] - reserved[m]
+		}
+	}
+	b.Reserved, b.Spent, b.Left = emptyToNil(reserved), emptyToNil(spent), left
+}
+
+func emptyToNil(m v1alpha1.Meters) v1alpha1.Meters {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
