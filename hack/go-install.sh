@@ -2,7 +2,7 @@
 # Installs a Go tool at a pinned version into bin/, once: go-install.sh BIN PACKAGE VERSION
 set -euo pipefail
 bin=$1 pkg=$2 version=$3
-[ -x "$bin-$version" ] && [ "$(readlink -- "$bin" 2>/dev/null)" = "$bin-$version" ] && exit 0
+[ -x "$bin-$version" ] && [ "$(readlink -- "$bin" 2>/dev/null)" = "$(basename "$bin")-$version" ] && exit 0
 echo "installing $pkg@$version (first time only)..." >&2
 dir=$(dirname "$bin")
 mkdir -p "$dir"

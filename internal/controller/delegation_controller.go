@@ -76,6 +76,9 @@ type DelegationReconciler struct {
 	Options   Options
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// afterCharge, when set, runs after a child charged its parent and
+	// before its own status is written: tests stop the operator there.
+	afterCharge func(ctx context.Context)
 }
 
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations,verbs=get;list;watch;update;patch;delete

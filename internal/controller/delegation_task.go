@@ -28,6 +28,9 @@ func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctr
 		// Charged before the settled status is written; a crash in between
 		// finds the entry gone and charges nothing twice.
 		err = r.chargeParent(ctx, s)
+		if err == nil && r.afterCharge != nil {
+			r.afterCharge(ctx)
+		}
 	}
 	return res, err
 }
