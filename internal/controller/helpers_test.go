@@ -108,3 +108,7 @@ func (e *env) update(name string, mutate func(*v1alpha1.Delegation)) {
 		return k8sClient.Update(context.Background(), d)
 	}, eventually, tick).Should(Succeed())
 }
+
+func clientKey(d *v1alpha1.Delegation) types.NamespacedName {
+	return types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
+}
