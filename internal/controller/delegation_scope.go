@@ -30,10 +30,10 @@ type scope struct {
 
 	parent    *delegation.Parent
 	parentObj *v1alpha1.Delegation // nil when there is no parent (or it is gone)
-	agent    *v1alpha1.Agent
-	agentObs delegation.Agent
-	treeErr  string
-	children v1alpha1.ChildCounts
+	agent     *v1alpha1.Agent
+	agentObs  delegation.Agent
+	treeErr   string
+	children  v1alpha1.ChildCounts
 	// done ends the pass early (the object changed under us).
 	done bool
 }
