@@ -79,8 +79,9 @@ func parseFlags() (flags, zap.Options) {
 }
 
 func defaultDenyCIDRs() string {
-	var s []string
-	for _, n := range a2a.DefaultDenyCIDRs() {
+	cidrs := a2a.DefaultDenyCIDRs()
+	s := make([]string, 0, len(cidrs))
+	for _, n := range cidrs {
 		s = append(s, n.String())
 	}
 	return strings.Join(s, ",")
@@ -88,7 +89,7 @@ func defaultDenyCIDRs() string {
 
 func parseCIDRs(s string) ([]*net.IPNet, error) {
 	var out []*net.IPNet
-	for _, part := range strings.Split(s, ",") {
+	for part := range strings.SplitSeq(s, ",") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
@@ -130,7 +131,7 @@ func run(f flags) error {
 	cacheOpts := cache.Options{}
 	if f.watchNamespaces != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range strings.Split(f.watchNamespaces, ",") {
+		for ns := range strings.SplitSeq(f.watchNamespaces, ",") {
 			if ns = strings.TrimSpace(ns); ns != "" {
 				cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 			}
@@ -153,7 +154,8 @@ func run(f flags) error {
 		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, MaxResponseBytes: f.maxResponseBytes,
 	}
 	recorder := mgr.GetEventRecorder("tether")
-	if err := (&controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder}).SetupWithManager(mgr); err != nil {
+	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder}
+	if err := agents.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()

@@ -89,7 +89,7 @@ func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok {
-		return nil, fmt.Errorf("Secret %s/%s has no key %q", ns, ref.Name, ref.Key)
+		return nil, fmt.Errorf("the Secret %s/%s has no key %q", ns, ref.Name, ref.Key)
 	}
 	return v, nil
 }

@@ -74,7 +74,7 @@ func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (waiting b
 		return true, err
 	}
 	if shortage != nil {
-		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonBudgetExhausted, Message: shortage.Error()}})
+		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonBudgetExhausted, shortage.Error()))
 		return true, nil
 	}
 	return false, nil
@@ -141,7 +141,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			return r.remoteError(s, err)
 		}
 		st.TaskID, st.ContextID = t.ID, t.ContextID
-		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonAdopted, Message: "adopted task " + t.ID}})
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
 		return r.applyTask(ctx, s, c, t)
 	}
 	contextID := delegation.ContextID(spec, string(s.d.UID))
@@ -149,7 +149,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		if t := r.findSent(ctx, s, c, contextID); t != nil {
 			log.Info("adopted a task sent before a restart", "task", t.ID)
 			st.TaskID, st.ContextID = t.ID, t.ContextID
-			r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonAdopted, Message: "adopted task " + t.ID + " sent before a restart"}})
+			r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
 			return r.applyTask(ctx, s, c, t)
 		}
 	} else {
@@ -160,7 +160,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		// followed by a look-up instead of a second send.
 		now := metav1.NewTime(s.now)
 		st.SendStarted = &now
-		r.setPhase(s, delegation.Step{Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: "Sending", Message: "sending to agent " + spec.AgentRef.Name}})
+		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, "sending to agent "+spec.AgentRef.Name))
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -181,7 +181,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		st.ContextID = contextID
 	}
 	r.recordLease(s, t)
-	r.setPhase(s, delegation.Step{Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: delegation.ReasonSent, Message: "sent as task " + t.ID}})
+	r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
 	return r.applyTask(ctx, s, c, t)
 }
 

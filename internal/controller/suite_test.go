@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "cannot build the control plane:", err)
 			os.Exit(1)
 		}
-		os.Setenv("KUBEBUILDER_ASSETS", strings.TrimSpace(string(out)))
+		_ = os.Setenv("KUBEBUILDER_ASSETS", strings.TrimSpace(string(out)))
 	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},

@@ -45,6 +45,12 @@ type Step struct {
 	Outcome v1alpha1.Outcome
 }
 
+// Progress is a non-terminal step with its reason, for the controller's own
+// transitions (sending, sent, adopted).
+func Progress(phase v1alpha1.Phase, reason, msg string) Step {
+	return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
+}
+
 func wait(reason, msg string) Step {
 	return Step{Kind: StepWait, Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
 }
@@ -71,7 +77,8 @@ func Gate(o Observation) Step {
 		return s
 	}
 	if spec.Detach {
-		return Step{Kind: StepDetach, Phase: v1alpha1.PhaseDetached, Outcome: v1alpha1.Outcome{Reason: ReasonDetached, Message: "no longer followed; the remote task keeps running"}}
+		return Step{Kind: StepDetach, Phase: v1alpha1.PhaseDetached,
+			Outcome: v1alpha1.Outcome{Reason: ReasonDetached, Message: "no longer followed; the remote task keeps running"}}
 	}
 	if !Started(st) && (st.Phase == "" || st.Phase == v1alpha1.PhasePending) {
 		if s, ok := waitForParent(o); ok {

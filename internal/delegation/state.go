@@ -22,6 +22,7 @@ const (
 	ReasonAgentNotReady   = "AgentNotReady"
 	ReasonBudgetExhausted = "BudgetExhausted"
 	ReasonInvalidTree     = "InvalidTree"
+	ReasonSending         = "Sending"
 	ReasonSent            = "Sent"
 	ReasonAdopted         = "Adopted"
 	ReasonWorking         = "Working"
