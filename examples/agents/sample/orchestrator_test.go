@@ -3,7 +3,7 @@ Copyright 2026 The tether Authors.
 SPDX-License-Identifier: Apache-2.0
 */
 
-package main
+package sample
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 	"github.com/tether-dev/tether/pkg/agentkit"
 )
 
-const meter = "tokens"
+const testMeter = "tokens"
 
 // The fake client stands in for the operator: the test plays its part by
 // setting the children's status. End to end runs are the operator's tests.
@@ -36,7 +36,7 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).Build()
 
-	o := &orchestrator{kube: kube, workerAgent: "worker", fanout: 3, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	o := Orchestrator{Kube: kube, WorkerAgent: "worker", Fanout: 3, Spend: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := agentkit.NewServer(&a2a.AgentCard{Name: "o"}, o)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
@@ -48,7 +48,7 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("count things fanout=2"))
 	msg.Metadata = map[string]any{
 		tethera2a.DelegationMetadataKey: "team/orch",
-		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{meter: 301}},
+		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{testMeter: 301}},
 	}
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
 		Message: msg,
@@ -65,12 +65,12 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	for _, child := range list.Items {
 		g.Expect(child.Spec.ParentRef).To(Equal(&v1alpha1.LocalRef{Name: "orch"}))
 		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: "worker"}))
-		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{meter: 150}))
+		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{testMeter: 150}))
 		g.Expect(child.Spec.Message.Text).To(HavePrefix("count things fanout=2 (part "))
 
 		child.Status.Phase = v1alpha1.PhaseSucceeded
 		child.Status.Result = &v1alpha1.Result{Text: "counted"}
-		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{meter: 100}}
+		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{testMeter: 100}}
 		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
 	}
 
@@ -83,6 +83,9 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	g.Expect(task.Artifacts[0].Parts[0].Text()).To(And(
 		ContainSubstring("orch-part-1: Succeeded counted"),
 		ContainSubstring("orch-part-2: Succeeded counted")))
-	g.Expect(task.Metadata[tethera2a.BudgetExtensionURI]).To(HaveKeyWithValue("left",
-		HaveKeyWithValue(meter, BeNumerically("==", 101))), "the children's spend, not their grants, is used up")
+	report := task.Metadata[tethera2a.BudgetExtensionURI]
+	g.Expect(report).To(HaveKeyWithValue("left", HaveKeyWithValue(testMeter, BeNumerically("==", 100))),
+		"its own planning and the children's spend, not their grants, are used up")
+	g.Expect(report).To(HaveKeyWithValue("spent", HaveKeyWithValue(testMeter, BeNumerically("==", 1))),
+		"it reports only its own spend; the operator charges the children's")
 }

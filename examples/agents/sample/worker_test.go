@@ -3,7 +3,7 @@ Copyright 2026 The tether Authors.
 SPDX-License-Identifier: Apache-2.0
 */
 
-package main
+package sample
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 func startWorker(t *testing.T) *a2aclient.Client {
 	t.Helper()
 	g := NewWithT(t)
-	w := &worker{name: "w", steps: 2, delay: time.Millisecond, spend: 100, meter: "tokens",
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w := Worker{Name: "w", Steps: 2, Delay: time.Millisecond, Spend: 100, Meter: "tokens",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := agentkit.NewServer(&a2a.AgentCard{Name: "w"}, w)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
