@@ -110,10 +110,11 @@ func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tena
 	if err != nil {
 		return nil, err
 	}
-	cl, err := a2a.NewClient(ctx, ep, cardFromStatus(agent))
+	raw, err := a2a.NewClient(ctx, ep, cardFromStatus(agent))
 	if err != nil {
 		return nil, err
 	}
+	cl := instrumented{Client: raw, agent: agent.Namespace + "/" + agent.Name}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.clients == nil {

@@ -52,6 +52,9 @@ func (r *DelegationReconciler) reserveFromParent(ctx context.Context, s *scope) 
 		shortage = short
 		return changed
 	})
+	if err == nil && shortage == nil {
+		addMeters(budgetReserved, grant)
+	}
 	return shortage, err
 }
 
@@ -61,11 +64,22 @@ func (r *DelegationReconciler) chargeParent(ctx context.Context, s *scope) error
 	if s.parentObj == nil || !delegation.HasReservation(s.parentObj.Status.Budget, string(s.d.UID)) {
 		return nil
 	}
-	return r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
+	var charged, refunded v1alpha1.Meters
+	err := r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
 		return delegation.Settle(b, string(s.d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
-			return delegation.Charge(&s.d.Spec, &s.d.Status, reservation)
+			charged = delegation.Charge(&s.d.Spec, &s.d.Status, reservation)
+			refunded = v1alpha1.Meters{}
+			for m, n := range reservation {
+				refunded[m] = n - charged[m]
+			}
+			return charged
 		})
 	})
+	if err == nil {
+		addMeters(budgetCharged, charged)
+		addMeters(budgetRefunded, refunded)
+	}
+	return err
 }
 
 // updateParentLedger applies change to a fresh copy of the parent's ledger

@@ -187,6 +187,7 @@ func (r *DelegationReconciler) recordTransition(before, after *v1alpha1.Delegati
 // an agent's change requeues the Delegations naming them.
 func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.Options = r.Options.withDefaults()
+	phases.use(mgr.GetClient())
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexParent, func(o client.Object) []string {
 		if p := o.(*v1alpha1.Delegation).Spec.ParentRef; p != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,6 +149,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 	if st.SendStarted != nil {
 		if t := r.findSent(ctx, s, c, contextID); t != nil {
 			log.Info("adopted a task sent before a restart", "task", t.ID)
+			sendAdoptions.Inc()
 			st.TaskID, st.ContextID = t.ID, t.ContextID
 			r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
 			return r.applyTask(ctx, s, c, t)
@@ -352,6 +354,9 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 		return ctrl.Result{}, nil
 	}
 	if st.CancelRequested == nil {
+		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
+			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
+		}
 		now := metav1.NewTime(s.now)
 		st.CancelRequested = &now
 	}

@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// Metrics on controller-runtime's registry (served at the metrics endpoint).
+// docs/operations.md lists them with a sample alert.
+var (
+	a2aRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "tether_a2a_request_duration_seconds", Help: "A2A requests to agents, by method, agent and outcome (ok, refused, transport).",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+	}, []string{"method", "agent", "outcome"})
+	leaseRenewals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_lease_renewals_total", Help: "Lease renewals (GetTask with the lease extension), by result (ok, failed).",
+	}, []string{"result"})
+	budgetReserved = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_budget_reserved_total", Help: "Budget reserved from parents for children, by meter.",
+	}, []string{"meter"})
+	budgetCharged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_budget_charged_total", Help: "Budget charged to parents when children settled, by meter.",
+	}, []string{"meter"})
+	budgetRefunded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_budget_refunded_total", Help: "Reserved budget given back to parents when children settled, by meter.",
+	}, []string{"meter"})
+	cascadeCancels = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_cascade_cancels_total", Help: "Tasks cancelled because of their parent, by reason.",
+	}, []string{"reason"})
+	sendAdoptions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tether_send_adoptions_total", Help: "Tasks found at the agent after a send whose answer was lost, adopted instead of sent again.",
+	})
+	phases = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
+		"Delegations by phase and namespace, as the operator's cache holds them.", []string{"namespace", "phase"}, nil)}
+)
+
+func init() {
+	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, budgetReserved, budgetCharged,
+		budgetRefunded, cascadeCancels, sendAdoptions, phases)
+}
+
+// phaseCollector counts Delegations by phase from the cache at scrape time,
+// so the numbers are right after a restart without any bookkeeping.
+type phaseCollector struct {
+	desc   *prometheus.Desc
+	mu     sync.Mutex
+	reader client.Reader
+}
+
+func (p *phaseCollector) use(r client.Reader) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reader = r
+}
+
+func (p *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }
+
+func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
+	p.mu.Lock()
+	r := p.reader
+	p.mu.Unlock()
+	if r == nil {
+		return
+	}
+	var list v1alpha1.DelegationList
+	if err := r.List(context.Background(), &list); err != nil {
+		return
+	}
+	type key struct{ ns, phase string }
+	counts := map[key]int{}
+	for _, d := range list.Items {
+		phase := string(d.Status.Phase)
+		if phase == "" {
+			phase = string(v1alpha1.PhasePending)
+		}
+		counts[key{d.Namespace, phase}]++
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, float64(n), k.ns, k.phase)
+	}
+}
+
+func addMeters(c *prometheus.CounterVec, m v1alpha1.Meters) {
+	for meter, n := range m {
+		if n > 0 {
+			c.WithLabelValues(meter).Add(float64(n))
+		}
+	}
+}
+
+// instrumented measures every call to an agent.
+type instrumented struct {
+	a2a.Client
+	agent string
+}
+
+func (c instrumented) observe(method string, start time.Time, err error) {
+	outcome := "ok"
+	switch {
+	case a2a.IsRefused(err):
+		outcome = "refused"
+	case err != nil:
+		outcome = "transport"
+	}
+	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
+}
+
+func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Send(ctx, req)
+	c.observe("SendMessage", start, err)
+	return t, err
+}
+
+func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Get(ctx, taskID, renewLease)
+	c.observe("GetTask", start, err)
+	if renewLease {
+		result := "ok"
+		if err != nil {
+			result = "failed"
+		}
+		leaseRenewals.WithLabelValues(result).Inc()
+	}
+	return t, err
+}
+
+func (c instrumented) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Cancel(ctx, taskID)
+	c.observe("CancelTask", start, err)
+	return t, err
+}
+
+func (c instrumented) ListByContext(ctx context.Context, contextID string) ([]*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.ListByContext(ctx, contextID)
+	c.observe("ListTasks", start, err)
+	return t, err
+}
