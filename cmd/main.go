@@ -52,6 +52,8 @@ type flags struct {
 	denyCIDRs                  string
 	maxResponseBytes           int64
 	resultTextLimit            int
+	pushListen, pushURL        string
+	pushKeyFile                string
 }
 
 func parseFlags() (flags, zap.Options) {
@@ -72,6 +74,9 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", defaultDenyCIDRs(), "Comma-separated CIDRs agent addresses may not resolve to.")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
+	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
+	flag.StringVar(&f.pushURL, "push-url", "", "URL agents post notifications to, reaching --push-listen (e.g. http://tether-push.tether-system.svc:8082).")
+	flag.StringVar(&f.pushKeyFile, "push-key-file", "", "File holding the key that signs notification tokens (default: a random key per start).")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -158,8 +163,13 @@ func run(f flags) error {
 	if err := agents.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	push, err := pushReceiver(f, mgr)
+	if err != nil {
+		return err
+	}
 	ctx := ctrl.SetupSignalHandler()
 	if err := (&controller.DelegationReconciler{
+		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,
 		Options: controller.Options{
 			CancelTimeout: f.cancelTimeout, SendTimeout: f.sendTimeout, MaxDepth: f.maxDepth,
@@ -176,4 +186,21 @@ func run(f flags) error {
 	}
 	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces)
 	return mgr.Start(ctx)
+}
+
+func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {
+	if f.pushListen == "" {
+		return nil, nil
+	}
+	if f.pushURL == "" {
+		return nil, fmt.Errorf("--push-url is required with --push-listen: agents need a URL that reaches the receiver")
+	}
+	var key []byte
+	if f.pushKeyFile != "" {
+		var err error
+		if key, err = os.ReadFile(f.pushKeyFile); err != nil {
+			return nil, fmt.Errorf("--push-key-file: %w", err)
+		}
+	}
+	return controller.NewPushReceiver(f.pushListen, f.pushURL, key, mgr.GetClient())
 }

@@ -100,12 +100,12 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 		return nil, &Error{Kind: KindRefused, Op: opSend, Reason: ReasonInvalidRequest, Err: err}
 	}
 	ctx, ci := withCallInfo(ctx)
-	res, err := c.c.SendMessage(activate(ctx, exts...), &a2a.SendMessageRequest{
-		Message:  msg,
-		Metadata: meta,
-		// 0.3: a2a-go sends this as blocking=false.
-		Config: &a2a.SendMessageConfig{ReturnImmediately: true},
-	})
+	// 0.3: a2a-go sends ReturnImmediately as blocking=false.
+	cfg := &a2a.SendMessageConfig{ReturnImmediately: true}
+	if p := req.Push; p != nil {
+		cfg.PushConfig = &a2a.PushConfig{URL: p.URL, Token: p.Token, Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: p.Token}}
+	}
+	res, err := c.c.SendMessage(activate(ctx, exts...), &a2a.SendMessageRequest{Message: msg, Metadata: meta, Config: cfg})
 	if err != nil {
 		return nil, ci.wrap(opSend, err)
 	}

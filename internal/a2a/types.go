@@ -106,6 +106,15 @@ type SendRequest struct {
 	Metadata  map[string]any
 	Lease     *LeaseRequest
 	Budget    *BudgetGrant
+	// Push asks the agent to post task updates to a receiver; nil for none.
+	Push *PushTarget
+}
+
+// PushTarget is where an agent posts push notifications, and the token it
+// must present (as A2A-Notification-Token and as a Bearer credential).
+type PushTarget struct {
+	URL   string
+	Token string
 }
 
 // Endpoint is how to reach one agent.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -74,6 +75,8 @@ type DelegationReconciler struct {
 	Connector *AgentConnector
 	Recorder  events.EventRecorder
 	Options   Options
+	// Push, when set, is registered with agents that push notifications.
+	Push *PushReceiver
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 	// afterCharge, when set, runs after a child charged its parent and
@@ -205,13 +208,19 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Delegation{}).
 		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.relatives)).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
-		Named("delegation").
-		Complete(r)
+		Named("delegation")
+	if r.Push != nil {
+		if err := mgr.Add(r.Push); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(source.Channel(r.Push.events, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }
 
 // relatives enqueues a Delegation's parent (its counts and group phase

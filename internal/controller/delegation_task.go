@@ -235,6 +235,9 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 	if d.Spec.Lease != nil {
 		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
 	}
+	if r.Push != nil && s.agent != nil && s.agent.Status.PushNotifications {
+		req.Push = r.Push.Target(d)
+	}
 	if b := d.Status.Budget; (b != nil && b.Granted != nil) || d.Status.Deadline != nil {
 		req.Budget = &a2a.BudgetGrant{}
 		if b != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
@@ -49,7 +50,11 @@ type agentCall struct {
 	Text      string
 }
 
-func newTestAgent() *testAgent {
+func newTestAgent() *testAgent { return newTestAgentWith(false) }
+
+// newTestAgentWith builds the agent; withPush makes it advertise and send
+// push notifications.
+func newTestAgentWith(withPush bool) *testAgent {
 	ta := &testAgent{}
 	mux := http.NewServeMux()
 	ta.server = httptest.NewServer(mux)
@@ -59,12 +64,17 @@ func newTestAgent() *testAgent {
 		DefaultInputModes:   []string{"text"},
 		DefaultOutputModes:  []string{"text"},
 		Skills:              []a2a.AgentSkill{{ID: "echo", Name: "Echo"}},
+		Capabilities:        a2a.AgentCapabilities{PushNotifications: withPush},
 	}
 	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
 		// ListTasks needs a user; every caller is the same one here.
 		Authenticator: func(context.Context) (string, error) { return "operator", nil },
 	})
-	handler := a2asrv.NewHandler(testExecutor{}, a2asrv.WithTaskStore(store))
+	opts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store)}
+	if withPush {
+		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+	}
+	handler := a2asrv.NewHandler(testExecutor{}, opts...)
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("/rpc", ta.record(a2asrv.NewJSONRPCHandler(handler)))
 	return ta

@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// PushReceiver accepts A2A push notifications and requeues the Delegation
+// each is about, so a task is followed as soon as it changes; polling stays
+// as the fallback. Delivery is at least once and a reconcile is idempotent,
+// so duplicates cost one extra pass.
+type PushReceiver struct {
+	// Addr is where the receiver listens (--push-listen).
+	Addr string
+	// BaseURL is how agents reach Addr (--push-url).
+	BaseURL string
+	// Key signs the per-Delegation tokens. Tokens handed out before a
+	// restart with a new key are refused, and those tasks are polled.
+	Key    []byte
+	Reader client.Reader
+
+	events chan event.GenericEvent
+}
+
+// NewPushReceiver returns a receiver; a nil key gets a random one.
+func NewPushReceiver(addr, baseURL string, key []byte, reader client.Reader) (*PushReceiver, error) {
+	if len(key) == 0 {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+	}
+	return &PushReceiver{Addr: addr, BaseURL: strings.TrimRight(baseURL, "/"), Key: key, Reader: reader,
+		events: make(chan event.GenericEvent, 1024)}, nil
+}
+
+// Target is what a send registers for this Delegation.
+func (p *PushReceiver) Target(d *v1alpha1.Delegation) *a2a.PushTarget {
+	return &a2a.PushTarget{URL: p.BaseURL + "/push/" + d.Namespace + "/" + d.Name, Token: p.token(d)}
+}
+
+// token is derived from the UID, so a recreated object of the same name
+// never accepts its predecessor's notifications.
+func (p *PushReceiver) token(d *v1alpha1.Delegation) string {
+	m := hmac.New(sha256.New, p.Key)
+	m.Write([]byte(d.UID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// presentedToken accepts the three ways senders present it: a2a-go's header,
+// the 0.3 header and the 1.0 specification's Authorization credential.
+func presentedToken(r *http.Request) string {
+	for _, h := range []string{"A2A-Notification-Token", "X-A2A-Notification-Token"} {
+		if v := r.Header.Get(h); v != "" {
+			return v
+		}
+	}
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return cred
+}
+
+// notifiedTaskID reads the task id from a 1.0 StreamResponse ({"task":…},
+// {"statusUpdate":…}, {"artifactUpdate":…}) or a 0.3 Task.
+func notifiedTaskID(body []byte) string {
+	var n struct {
+		ID             string                   `json:"id"`
+		Task           *struct{ ID string }     `json:"task"`
+		StatusUpdate   *struct{ TaskID string } `json:"statusUpdate"`
+		ArtifactUpdate *struct{ TaskID string } `json:"artifactUpdate"`
+	}
+	if json.Unmarshal(body, &n) != nil {
+		return ""
+	}
+	switch {
+	case n.Task != nil:
+		return n.Task.ID
+	case n.StatusUpdate != nil:
+		return n.StatusUpdate.TaskID
+	case n.ArtifactUpdate != nil:
+		return n.ArtifactUpdate.TaskID
+	}
+	return n.ID
+}
+
+func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ns, name, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/push/"), "/")
+	if r.Method != http.MethodPost || !ok || !strings.HasPrefix(r.URL.Path, "/push/") {
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	var d v1alpha1.Delegation
+	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil {
+		http.Error(w, "unknown delegation", http.StatusNotFound)
+		return
+	}
+	if !hmac.Equal([]byte(presentedToken(r)), []byte(p.token(&d))) {
+		http.Error(w, "bad notification token", http.StatusUnauthorized)
+		return
+	}
+	if id := notifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
+		http.Error(w, "not this delegation's task", http.StatusBadRequest)
+		return
+	}
+	select {
+	case p.events <- event.GenericEvent{Object: &d}:
+	default: // a full queue already holds a requeue; polling covers the rest
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Start serves until ctx ends (a manager Runnable).
+func (p *PushReceiver) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", p.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	logf.FromContext(ctx).Info("push notification receiver listening", "addr", ln.Addr().String(), "url", p.BaseURL)
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// NeedLeaderElection is false: every replica accepts notifications.
+func (p *PushReceiver) NeedLeaderElection() bool { return false }
