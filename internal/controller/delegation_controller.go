@@ -104,9 +104,11 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			res, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 	}()
-	if controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
-		// The next pass comes from the update event.
-		return ctrl.Result{}, r.Update(ctx, d)
+	if base := d.DeepCopy(); controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
+		// A patch of the finalizer alone: an Update would write spec back as
+		// Go serialises it and take it from its GitOps owner. The next pass
+		// comes from the update event.
+		return ctrl.Result{}, r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	}
 
 	s := &scope{d: d, base: d.DeepCopy(), now: r.now()}
