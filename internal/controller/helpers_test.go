@@ -35,20 +35,29 @@ type env struct {
 // and an operator watching the namespace.
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupWith(t, testOptions())
+}
+
+// setupWith is setup with an operator run with opts.
+func setupWith(t *testing.T, opts Options) *env {
+	t.Helper()
 	t.Parallel()
 	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
 	t.Cleanup(e.agent.Close)
-	e.op = startOperator(t, e.ns, testOptions())
+	e.op = startOperator(t, e.ns, opts)
 	e.createAgent("agent", e.agent.URL())
 	return e
 }
 
-func (e *env) createAgent(name, url string) {
+func (e *env) createAgent(name, url string, mutate ...func(*v1alpha1.Agent)) {
 	e.t.Helper()
 	a := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.AgentSpec{
 		URL: url, PollInterval: &metav1.Duration{Duration: 200 * time.Millisecond},
 		RequestTimeout: &metav1.Duration{Duration: 2 * time.Second},
 	}}
+	for _, m := range mutate {
+		m(a)
+	}
 	e.g.Expect(k8sClient.Create(context.Background(), a)).To(Succeed())
 }
 

@@ -95,6 +95,13 @@ func testOptions() Options {
 
 func startOperator(t *testing.T, ns string, opts Options) *operator {
 	t.Helper()
+	return startOperatorWith(t, ns, opts, nil)
+}
+
+// startOperatorWith lets a test configure the DelegationReconciler (e.g. its
+// test hooks) before the manager starts.
+func startOperatorWith(t *testing.T, ns string, opts Options, configure func(*DelegationReconciler)) *operator {
+	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -110,7 +117,11 @@ func startOperator(t *testing.T, ns string, opts Options) *operator {
 	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := (&DelegationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: mgr.GetEventRecorder("tether"), Options: opts}).SetupWithManager(ctx, mgr); err != nil {
+	r := &DelegationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: mgr.GetEventRecorder("tether"), Options: opts}
+	if configure != nil {
+		configure(r)
+	}
+	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
 	op := &operator{stop: stop, done: make(chan struct{})}
