@@ -1,0 +1,102 @@
+{{/* Names, labels and the operator's command line. */}}
+
+{{- define "tether.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The release's full name; the chart name is not repeated when the release already holds it. */}}
+{{- define "tether.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "tether.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tether.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "tether.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "tether.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tether
+{{- end }}
+
+{{- define "tether.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tether.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* watchNamespaces as one comma-separated string; a list or a string
+     ("a,b", as --set gives it) both work. Empty: every namespace. */}}
+{{- define "tether.watchNamespaces" -}}
+{{- $v := .Values.watchNamespaces | default list }}
+{{- if kindIs "string" $v }}{{ $v = splitList "," $v }}{{ end }}
+{{- $out := list }}
+{{- range $v }}{{ with trim . }}{{ $out = append $out . }}{{ end }}{{ end }}
+{{- join "," $out }}
+{{- end }}
+
+{{- define "tether.pushURL" -}}
+{{- .Values.push.url | default (printf "http://%s-push.%s.svc:%d" (include "tether.fullname" .) .Release.Namespace (.Values.push.port | int64)) }}
+{{- end }}
+
+{{- define "tether.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* One RoleBinding or ClusterRoleBinding subject: the operator's ServiceAccount. */}}
+{{- define "tether.subjects" -}}
+- kind: ServiceAccount
+  name: {{ include "tether.serviceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end }}
+
+{{/* The operator's flags, one per value. Numbers go through int64 so large
+     ones are not printed in float notation. */}}
+{{- define "tether.args" -}}
+- --metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port | int64 }}{{ else }}0{{ end }}
+- --metrics-secure={{ .Values.metrics.secure }}
+- --health-probe-bind-address=:{{ .Values.healthProbe.port | int64 }}
+{{- if .Values.leaderElection.enabled }}
+- --leader-elect
+- --leader-election-namespace={{ .Release.Namespace }}
+{{- end }}
+{{- with include "tether.watchNamespaces" . }}
+- {{ printf "--watch-namespaces=%s" . | quote }}
+{{- end }}
+- --max-concurrent-reconciles={{ .Values.maxConcurrentReconciles | int64 }}
+- --kube-api-qps={{ .Values.kubeApiQps }}
+- --kube-api-burst={{ .Values.kubeApiBurst | int64 }}
+- {{ printf "--cancel-timeout=%s" .Values.cancelTimeout | quote }}
+- {{ printf "--send-timeout=%s" .Values.sendTimeout | quote }}
+- --max-depth={{ .Values.maxDepth | int64 }}
+{{- with .Values.agentDenyCIDRs }}
+- {{ printf "--agent-deny-cidrs=%s" (join "," .) | quote }}
+{{- end }}
+- --max-response-bytes={{ .Values.maxResponseBytes | int64 }}
+- --result-text-limit={{ .Values.resultTextLimit | int64 }}
+- {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
+{{- if .Values.push.enabled }}
+- --push-listen=:{{ .Values.push.port | int64 }}
+- {{ printf "--push-url=%s" (include "tether.pushURL" .) | quote }}
+{{- with .Values.push.keySecret.name }}
+- --push-key-file=/etc/tether/push/{{ $.Values.push.keySecret.key }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package e2e
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+const (
+	timeout = 60 * time.Second
+	tick    = 100 * time.Millisecond
+)
+
+// workspace is a namespace where a test creates Agents and Delegations as
+// an admin would, and watches what the operator makes of them.
+type workspace struct {
+	t  *testing.T
+	g  *WithT
+	ns string
+}
+
+// newNamespace creates a namespace, deleted at the end of the test.
+func newNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	NewWithT(t).Expect(kube.Create(context.Background(), ns)).To(Succeed())
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), ns) })
+}
+
+func newWorkspace(t *testing.T, ns string) *workspace {
+	return &workspace{t: t, g: NewWithT(t), ns: ns}
+}
+
+// deleteDelegationsOnCleanup deletes what the test left while the operator
+// still runs (register it after startOperator), so no finalizer outlives it.
+func (w *workspace) deleteDelegationsOnCleanup() {
+	w.t.Cleanup(func() {
+		ctx := context.Background()
+		_ = kube.DeleteAllOf(ctx, &v1alpha1.Delegation{}, client.InNamespace(w.ns))
+		w.g.Eventually(func(g Gomega) {
+			list := &v1alpha1.DelegationList{}
+			g.Expect(kube.List(ctx, list, client.InNamespace(w.ns))).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty())
+		}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+	})
+}
+
+func (w *workspace) createAgent(name, url string) {
+	w.t.Helper()
+	a := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}, Spec: v1alpha1.AgentSpec{
+		URL: url, PollInterval: &metav1.Duration{Duration: 200 * time.Millisecond},
+	}}
+	w.g.Expect(kube.Create(context.Background(), a)).To(Succeed())
+}
+
+func (w *workspace) waitAgentReady(name string) {
+	w.t.Helper()
+	w.g.Eventually(func(g Gomega) {
+		a := &v1alpha1.Agent{}
+		g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, a)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeTrue(), "conditions: %+v", a.Status.Conditions)
+	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+}
+
+// task is a Delegation to Agent "worker"; the text drives the sample worker
+// ("forever" keeps it working until cancelled).
+func (w *workspace) task(name, text, parent string) *v1alpha1.Delegation {
+	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}, Spec: v1alpha1.DelegationSpec{
+		AgentRef: &v1alpha1.LocalRef{Name: "worker"},
+		Message:  &v1alpha1.Message{Text: text},
+	}}
+	if parent != "" {
+		d.Spec.ParentRef = &v1alpha1.LocalRef{Name: parent}
+	}
+	w.g.Expect(kube.Create(context.Background(), d)).To(Succeed())
+	return d
+}
+
+func (w *workspace) get(name string) *v1alpha1.Delegation {
+	w.t.Helper()
+	d := &v1alpha1.Delegation{}
+	w.g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, d)).To(Succeed())
+	return d
+}
+
+func (w *workspace) getIfExists(name string) (*v1alpha1.Delegation, error) {
+	d := &v1alpha1.Delegation{}
+	return d, kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, d)
+}
+
+func (w *workspace) waitPhase(name string, phase v1alpha1.Phase) *v1alpha1.Delegation {
+	w.t.Helper()
+	var d *v1alpha1.Delegation
+	w.g.Eventually(func(g Gomega) {
+		d = &v1alpha1.Delegation{}
+		g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, d)).To(Succeed())
+		g.Expect(d.Status.Phase).To(Equal(phase), "%s: outcome %+v", name, d.Status.Outcome)
+	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+	return d
+}
+
+func (w *workspace) waitGone(name string) {
+	w.t.Helper()
+	w.g.Eventually(func() bool {
+		err := kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}).WithTimeout(timeout).WithPolling(tick).Should(BeTrue(), "%s was not deleted", name)
+}
+
+func (w *workspace) update(name string, mutate func(*v1alpha1.Delegation)) {
+	w.t.Helper()
+	w.g.Eventually(func() error {
+		d := w.get(name)
+		mutate(d)
+		return kube.Update(context.Background(), d)
+	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+}
+
+// outcome is what one watch event showed of a Delegation.
+type outcome struct {
+	Phase  v1alpha1.Phase
+	Reason string
+}
+
+// history records every phase and outcome reason each Delegation of a
+// namespace went through. Polling could miss a state the garbage collector
+// removes within a second; a watch sees them all.
+type history struct {
+	mu   sync.Mutex
+	seen map[string][]outcome
+}
+
+func (w *workspace) watchHistory() *history {
+	w.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	watcher, err := kube.Watch(ctx, &v1alpha1.DelegationList{}, client.InNamespace(w.ns))
+	w.g.Expect(err).NotTo(HaveOccurred())
+	h := &history{seen: map[string][]outcome{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range watcher.ResultChan() {
+			d, ok := ev.Object.(*v1alpha1.Delegation)
+			if !ok {
+				continue
+			}
+			o := outcome{Phase: d.Status.Phase}
+			if d.Status.Outcome != nil {
+				o.Reason = d.Status.Outcome.Reason
+			}
+			h.mu.Lock()
+			h.seen[d.Name] = append(h.seen[d.Name], o)
+			h.mu.Unlock()
+		}
+	}()
+	w.t.Cleanup(func() {
+		watcher.Stop()
+		cancel()
+		<-done
+	})
+	return h
+}
+
+func (h *history) of(name string) []outcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]outcome(nil), h.seen[name]...)
+}

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/test/cluster"
+)
+
+// leaseName is the operator's leader election Lease (cmd/main.go).
+const leaseName = "tether-operator.delegation.tether.dev"
+
+// startOperator runs the operator binary with the command line of the
+// release's Deployment, as the Deployment's ServiceAccount: its kubeconfig
+// impersonates that account, so every request is authorized by the chart's
+// RBAC alone. Only the listen addresses are overridden, to free loopback
+// ports. It waits until the operator holds the leader Lease.
+func startOperator(t *testing.T, r release) *cluster.Process {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	deployments := &appsv1.DeploymentList{}
+	g.Expect(kube.List(ctx, deployments, client.InNamespace(r.namespace),
+		client.MatchingLabels{"app.kubernetes.io/instance": r.name})).To(Succeed())
+	g.Expect(deployments.Items).To(HaveLen(1), "the release should have one Deployment")
+	pod := deployments.Items[0].Spec.Template.Spec
+	g.Expect(pod.Containers).NotTo(BeEmpty())
+	args := append([]string{}, pod.Containers[0].Args...)
+	g.Expect(args).To(ContainElement("--leader-elect"))
+
+	identity := fmt.Sprintf("system:serviceaccount:%s:%s", r.namespace, pod.ServiceAccountName)
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
+	g.Expect(cluster.WriteImpersonatingKubeconfig(testbed.Kubeconfig(), kubeconfig, identity)).To(Succeed())
+
+	// Later flags win: the chart's listen addresses become free loopback ports.
+	args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0")
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--push-listen=") }) {
+		args = append(args, "--push-listen=127.0.0.1:0")
+	}
+	t.Logf("starting the operator as %s: %s", identity, strings.Join(args, " "))
+	op, err := cluster.StartProcess(cluster.ProcessOptions{
+		Name: "operator", Path: filepath.Join(binaries, "cmd"), Args: args,
+		Env: []string{"KUBECONFIG=" + kubeconfig}, LogPath: filepath.Join(dir, "operator.log"),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := op.Stop(15 * time.Second); err != nil {
+			t.Errorf("stopping the operator: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("operator log (last lines):\n%s", cluster.Tail(op.Log(), 60))
+		}
+	})
+
+	// Holding the Lease proves the leader election Role works.
+	g.Eventually(func(g Gomega) {
+		g.Expect(op.Exited()).To(BeFalse(), "the operator exited:\n%s", cluster.Tail(op.Log(), 30))
+		lease := &coordinationv1.Lease{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: leaseName}, lease)).To(Succeed())
+		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
+	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	t.Log("the operator holds the leader Lease")
+	return op
+}
+
+// expectNoForbidden fails when the API server refused the operator anything:
+// the chart's RBAC must cover everything it does.
+func expectNoForbidden(t *testing.T, op *cluster.Process) {
+	t.Helper()
+	var refused []string
+	for line := range strings.SplitSeq(op.Log(), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			refused = append(refused, line)
+		}
+	}
+	if len(refused) > 0 {
+		t.Errorf("the operator was refused by RBAC %d time(s), first:\n%s", len(refused), strings.Join(refused[:min(len(refused), 5)], "\n"))
+	}
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startWorker runs the sample worker agent on a free loopback port and
+// returns its URL and process (whose log records each task it cancels).
+func startWorker(t *testing.T) (string, *cluster.Process) {
+	t.Helper()
+	worker, err := cluster.StartProcess(cluster.ProcessOptions{
+		Name: "worker", Path: filepath.Join(binaries, "worker"),
+		Args:    []string{"-listen", "127.0.0.1:0", "-name", "worker", "-steps", "1", "-step-delay", "100ms"},
+		LogPath: filepath.Join(t.TempDir(), "worker.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = worker.Stop(5 * time.Second)
+		if t.Failed() {
+			t.Logf("worker log (last lines):\n%s", cluster.Tail(worker.Log(), 30))
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := worker.WaitFor(ctx, listening)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[1], worker
+}
