@@ -77,7 +77,7 @@ run: ## Run the operator against the current kubeconfig.
 
 .PHONY: demo
 demo: build ## Start a local control plane, the operator and sample agents, and run a delegation tree.
-	@hack/demo.sh
+	@go run ./hack/demo
 
 .PHONY: docker-build
 docker-build: ## Build the operator image.

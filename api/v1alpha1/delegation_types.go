@@ -22,7 +22,7 @@ type LocalRef struct {
 }
 
 // Part is one piece of a message: exactly one of text, url or data.
-// +kubebuilder:validation:XValidation:rule="!(has(self.text) && has(self.url))",message="a part holds one of text, url or data"
+// +kubebuilder:validation:XValidation:rule="!(has(self.text) && has(self.url))",message="a part holds text, url or data, not text and url together"
 type Part struct {
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional

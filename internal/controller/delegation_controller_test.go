@@ -9,6 +9,7 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,6 +44,17 @@ func TestRemoteFailureSettlesFailed(t *testing.T) {
 	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonRemoteFailed))
 	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureInternal))
 	e.g.Expect(d.Status.Outcome.Message).To(Equal("it broke"))
+}
+
+// An agent's message longer than status allows is cut, on a rune boundary,
+// instead of failing every status write.
+func TestLongAgentMessageIsBounded(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("verbose", "fail-long"))
+	d := e.waitPhase("verbose", v1alpha1.PhaseFailed)
+	e.g.Expect(len(d.Status.Outcome.Message)).To(BeNumerically("<=", 4096))
+	e.g.Expect(len(d.Status.Outcome.Message)).To(BeNumerically(">", 4000))
+	e.g.Expect(utf8.ValidString(d.Status.Outcome.Message)).To(BeTrue())
 }
 
 // Cancelling the root of a three-level tree reaches every unsettled

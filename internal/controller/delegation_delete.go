@@ -49,7 +49,11 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
 					"released the finalizer after %s without a confirmed cancel of task %s: %s", r.Options.CancelTimeout, d.Status.TaskID, err.Error())
 			} else {
-				r.Recorder.Eventf(d, nil, "Normal", r.deleteReason(ctx, d), "Delete", "cancelled task %s before deletion", d.Status.TaskID)
+				reason := r.deleteReason(ctx, d)
+				if reason == delegation.ReasonParentDeleted {
+					cascadeCancels.WithLabelValues(reason).Inc()
+				}
+				r.Recorder.Eventf(d, nil, "Normal", reason, "Delete", "cancelled task %s before deletion", d.Status.TaskID)
 			}
 		}
 	}

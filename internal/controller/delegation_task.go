@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -90,6 +91,7 @@ func (r *DelegationReconciler) setPhase(s *scope, step delegation.Step) {
 	}
 	st.Phase = step.Phase
 	out := step.Outcome
+	out.Message = truncate(out.Message, maxOutcomeMessage) // agents write what they like
 	st.Outcome = &out
 	if delegation.Settled(step.Phase) && st.CompletionTime == nil {
 		now := metav1.NewTime(s.now)
@@ -442,9 +444,16 @@ func boundedResult(t *a2a.Task, limit int) *v1alpha1.Result {
 	return res
 }
 
+// maxOutcomeMessage is the CRD's bound on status.outcome.message.
+const maxOutcomeMessage = 4096
+
+// truncateFlag cuts s to at most n bytes on a rune boundary.
 func truncateFlag(s string, n int) (string, bool) {
 	if len(s) <= n {
 		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n], true
 }

@@ -29,7 +29,8 @@ import (
 // testAgent is a real a2a-go agent on loopback that records every JSON-RPC
 // call it receives. What a task does is chosen by its message text:
 // "wait" runs until cancelled, "slow" completes after a second, "input" asks
-// for input and completes with the reply, "fail" fails, anything else
+// for input and completes with the reply, "fail" fails ("fail-long" with a
+// 10 kB message), anything else
 // completes at once with "echo: TEXT".
 type testAgent struct {
 	server *httptest.Server
@@ -182,6 +183,9 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		case strings.HasPrefix(text, "input"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which colour?"))), nil)
+		case strings.HasPrefix(text, "fail-long"):
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
+				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(strings.Repeat("é", 5000)))), nil)
 		case strings.HasPrefix(text, "fail"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("it broke"))), nil)
