@@ -208,7 +208,7 @@ var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 // renderChart runs helm template as release "tether" in "tether-system".
 func renderChart(t *testing.T, set ...string) manifests {
 	t.Helper()
-	args := []string{"template", "tether", chartDir, "--namespace", "tether-system"}
+	args := append(make([]string, 0, 5+2*len(set)), "template", "tether", chartDir, "--namespace", "tether-system")
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

@@ -36,12 +36,11 @@ func runHelm(t *testing.T, args ...string) (string, error) {
 	if _, err := os.Stat(helmBin); err != nil {
 		t.Skipf("helm is not installed at %s (make helm)", helmBin)
 	}
-	home := filepath.Join(os.TempDir(), "tether-e2e-helm")
 	cmd := exec.Command(helmBin, args...)
 	cmd.Env = append(os.Environ(),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+		"HELM_CACHE_HOME="+filepath.Join(helmHome, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(helmHome, "config"),
+		"HELM_DATA_HOME="+filepath.Join(helmHome, "data"),
 	)
 	if testbed != nil {
 		cmd.Env = append(cmd.Env, "KUBECONFIG="+testbed.Kubeconfig())

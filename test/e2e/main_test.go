@@ -13,6 +13,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -35,8 +36,9 @@ const helmVersion = "v3.22.0"
 var (
 	// repoRoot is the repository; chartDir the chart under test.
 	repoRoot, chartDir string
-	// helmBin is the helm binary (bin/helm, installed when missing).
-	helmBin string
+	// helmBin is the helm binary (bin/helm, installed when missing);
+	// helmHome keeps its cache and configuration apart from the user's.
+	helmBin, helmHome string
 	// kube is an admin client of the cluster under test; nil in -short mode.
 	kube     client.WithWatch
 	testbed  *cluster.Cluster
@@ -66,6 +68,10 @@ func run(m *testing.M) (int, error) {
 	}
 	chartDir = filepath.Join(repoRoot, "charts", "tether")
 	helmBin = filepath.Join(repoRoot, "bin", "helm")
+	if helmHome, err = os.MkdirTemp("", "tether-e2e-helm-"); err != nil {
+		return 1, err
+	}
+	defer func() { _ = os.RemoveAll(helmHome) }()
 	if testing.Short() {
 		return m.Run(), nil
 	}
@@ -80,7 +86,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	binaries = tmp
 	go func() { built <- buildBinaries(binaries) }()
 
@@ -91,8 +97,7 @@ func run(m *testing.M) (int, error) {
 		testbed, err = cluster.Start(context.Background(), cluster.Options{Logf: logf})
 	}
 	if err != nil {
-		<-built
-		return 1, err
+		return 1, errors.Join(err, <-built)
 	}
 	defer func() {
 		if err := testbed.Stop(); err != nil {
@@ -100,8 +105,7 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 	if kube, err = client.NewWithWatch(testbed.Config(), client.Options{Scheme: scheme}); err != nil {
-		<-built
-		return 1, err
+		return 1, errors.Join(err, <-built)
 	}
 	if err := <-built; err != nil {
 		return 1, err
