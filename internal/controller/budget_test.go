@@ -15,6 +15,9 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/examples/agents/sample"
@@ -380,4 +383,97 @@ func workerCharging(meter string) sample.Worker {
 	w := kitWorker()
 	w.Meter = meter
 	return w
+}
+
+// A task that completed at the agent before the operator's cancel arrived
+// settles Succeeded; its parent is charged the agent's final report, not an
+// older one from the last poll.
+func TestBudgetTaskFinishedBeforeItsCancelIsChargedItsFinalReport(t *testing.T) {
+	e := setup(t)
+	ka := newKitWorker(t)
+	// No poll comes between the steps and the cancel.
+	e.createAgent("kit", ka.URL(), pollEvery(time.Minute))
+	e.create(e.group("pool", v1alpha1.Meters{tokens: 100}))
+	e.waitPhase("pool", v1alpha1.PhaseRunning)
+	e.create(e.kitTask("child", "kit", "steps=2 spend=30 delay=1500ms", childOf("pool"), withBudget(v1alpha1.Meters{tokens: 100})))
+	id := e.waitRunning("child").Status.TaskID
+
+	// A change to the object makes the operator read the task once more,
+	// while it has done one step.
+	poke := 0
+	e.g.Eventually(func() int64 {
+		poke++
+		e.update("child", func(d *v1alpha1.Delegation) {
+			d.Annotations = map[string]string{"test/poke": fmt.Sprint(poke)}
+		})
+		time.Sleep(100 * time.Millisecond)
+		return ledger(e.get("child")).Reported[tokens]
+	}, eventually, tick).Should(Equal(int64(30)))
+	e.g.Eventually(func() a2a.TaskState { return ka.TaskState(id) }, eventually, tick).Should(Equal(a2a.TaskStateCompleted))
+	e.g.Expect(ledger(e.get("child")).Reported[tokens]).To(Equal(int64(30)), "the operator has not seen the second step")
+
+	e.update("child", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	d := e.waitReason("child", v1alpha1.PhaseSucceeded, delegation.ReasonCompleted)
+	e.g.Expect(ledger(d).Reported).To(Equal(v1alpha1.Meters{tokens: 60}), "the final report")
+	e.g.Eventually(func(g Gomega) {
+		b := ledger(e.get("pool"))
+		g.Expect(b.Reservations).To(BeEmpty())
+		g.Expect(b.Charged).To(Equal(v1alpha1.Meters{tokens: 60}))
+		expectExactLedger(g, b)
+	}, eventually, tick).Should(Succeed())
+}
+
+// A child waiting for budget has not started: its timeout runs from when it
+// is admitted and sent, as a queued Job's activeDeadlineSeconds does.
+func TestBudgetWaitDoesNotCountAgainstTheTimeout(t *testing.T) {
+	e := setup(t)
+	ka := newKitWorker(t)
+	e.createAgent("kit", ka.URL())
+	e.create(e.group("pool", v1alpha1.Meters{tokens: 110}))
+	e.waitPhase("pool", v1alpha1.PhaseRunning)
+
+	e.create(e.kitTask("first", "kit", "ask steps=1 spend=10", childOf("pool"), withBudget(v1alpha1.Meters{tokens: 100})))
+	e.waitPhase("first", v1alpha1.PhaseInputRequired)
+	const timeout = 2 * time.Second
+	e.create(e.kitTask("second", "kit", "steps=1 spend=10", childOf("pool"), withBudget(v1alpha1.Meters{tokens: 100}),
+		func(d *v1alpha1.Delegation) { d.Spec.Timeout = &metav1.Duration{Duration: timeout} }))
+	d := e.waitReason("second", v1alpha1.PhasePending, delegation.ReasonBudgetExhausted)
+	e.g.Expect(d.Status.StartTime).To(BeNil(), "waiting for budget is not a start")
+	e.g.Expect(d.Status.Deadline).To(BeNil())
+	time.Sleep(timeout + time.Second)
+
+	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "go on") })
+	e.waitPhase("first", v1alpha1.PhaseSucceeded)
+	d = e.waitPhase("second", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Deadline.Sub(d.Status.StartTime.Time)).To(Equal(timeout))
+	e.g.Expect(ka.Sends(e.ns, "second")).To(HaveLen(1))
+}
+
+// Deleting a running child ends it like a cancel: the reservation is kept
+// as spent and its entry leaves the parent's ledger.
+func TestBudgetDeletedChildKeepsItsReservationAsSpent(t *testing.T) {
+	e := setup(t)
+	ka := newKitWorker(t)
+	e.createAgent("kit", ka.URL())
+	e.create(e.group("pool", v1alpha1.Meters{tokens: 300}))
+	e.waitPhase("pool", v1alpha1.PhaseRunning)
+	e.create(e.kitTask("keep", "kit", holdText, childOf("pool"), withBudget(v1alpha1.Meters{tokens: 100})))
+	e.create(e.kitTask("doomed", "kit", holdText, childOf("pool"), withBudget(v1alpha1.Meters{tokens: 100})))
+	e.waitRunning("keep")
+	id := e.waitRunning("doomed").Status.TaskID
+
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("doomed"))).To(Succeed())
+	e.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "doomed"}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}, eventually, tick).Should(BeTrue())
+	e.g.Expect(ka.Cancelled(id)).To(BeTrue())
+	e.g.Eventually(func(g Gomega) {
+		b := ledger(e.get("pool"))
+		g.Expect(b.Reservations).To(HaveLen(1), "only the live child holds an entry")
+		g.Expect(b.Reservations[0].Child).To(Equal("keep"))
+		g.Expect(b.Charged).To(Equal(v1alpha1.Meters{tokens: 100}))
+		g.Expect(b.Left).To(Equal(v1alpha1.Meters{tokens: 100}))
+		expectExactLedger(g, b)
+	}, eventually, tick).Should(Succeed())
 }

@@ -57,6 +57,9 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 			}
 		}
 	}
+	if err := r.settleDeleted(ctx, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	patch := client.MergeFrom(d.DeepCopy())
 	controllerutil.RemoveFinalizer(d, v1alpha1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, d, patch))
@@ -79,4 +82,34 @@ func (r *DelegationReconciler) deleteReason(ctx context.Context, d *v1alpha1.Del
 		}
 	}
 	return delegation.ReasonRequested
+}
+
+// settleDeleted takes a deleted child's reservation off its parent's ledger:
+// deletion ends it like a cancel, so the whole reservation is kept as spent,
+// and the ledger holds entries for live children only. A parent that is
+// going away itself is left alone.
+func (r *DelegationReconciler) settleDeleted(ctx context.Context, d *v1alpha1.Delegation) error {
+	ref := d.Spec.ParentRef
+	if ref == nil {
+		return nil
+	}
+	var parent v1alpha1.Delegation
+	if err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: ref.Name}, &parent); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !parent.DeletionTimestamp.IsZero() || !delegation.HasReservation(parent.Status.Budget, string(d.UID)) {
+		return nil
+	}
+	var charged v1alpha1.Meters
+	s := &scope{d: d, parentObj: &parent}
+	err := r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
+		return delegation.Settle(b, string(d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
+			charged = reservation
+			return reservation
+		})
+	})
+	if err == nil {
+		addMeters(budgetCharged, charged)
+	}
+	return client.IgnoreNotFound(err)
 }

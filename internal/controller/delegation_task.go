@@ -135,6 +135,13 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if spec.TaskID == "" && st.SendStarted == nil {
+		// Waiting for budget is not a start: the start time, and the
+		// deadline counted from it, are fixed once the reservation is held.
+		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if st.StartTime == nil {
 		r.markStarted(s)
 	}
@@ -157,9 +164,6 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			return r.applyTask(ctx, s, c, t)
 		}
 	} else {
-		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
-			return ctrl.Result{}, err
-		}
 		// Record the send before making it, so a crash in between is
 		// followed by a look-up instead of a second send.
 		now := metav1.NewTime(s.now)
@@ -280,13 +284,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	st := &s.d.Status
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
-	if t.Usage != nil && t.Usage.Spent != nil {
-		if st.Budget == nil {
-			st.Budget = &v1alpha1.BudgetStatus{}
-		}
-		st.Budget.Reported = t.Usage.Spent
-		delegation.Recompute(st.Budget)
-	}
+	recordUsage(st, t)
 	step := delegation.Follow(s.observation(r.Options), t)
 	switch step.Kind {
 	case delegation.StepReply:
@@ -318,6 +316,19 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 		r.setPhase(s, step)
 	}
 	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
+}
+
+// recordUsage keeps the agent's latest budget report: a settled task's
+// parent is charged what it holds.
+func recordUsage(st *v1alpha1.DelegationStatus, t *a2a.Task) {
+	if t.Usage == nil || t.Usage.Spent == nil {
+		return
+	}
+	if st.Budget == nil {
+		st.Budget = &v1alpha1.BudgetStatus{}
+	}
+	st.Budget.Reported = t.Usage.Spent
+	delegation.Recompute(st.Budget)
 }
 
 // recordLease writes the lease state only when it changes, so renewals cost
@@ -377,6 +388,9 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	}
 	if t != nil {
 		st.RemoteState = string(t.State)
+		// The task's last report: what it is charged when it finished
+		// before the cancel arrived.
+		recordUsage(st, t)
 		if t.State.Terminal() && t.State != a2a.StateCanceled {
 			// It finished before the cancel arrived: report what it did.
 			step = delegation.Follow(s.observation(r.Options), t)
