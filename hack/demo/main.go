@@ -78,6 +78,11 @@ func run(ctx context.Context) (err error) {
 	if err := d.connect(); err != nil {
 		return err
 	}
+	// The garbage collector notices new kinds only every 30s; a restart makes
+	// it follow Delegation ownerReferences at once.
+	if err := d.cluster.RestartControllerManager(ctx); err != nil {
+		return err
+	}
 	if err := d.startProcesses(); err != nil {
 		return err
 	}
