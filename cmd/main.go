@@ -69,13 +69,15 @@ func parseFlags() (flags, zap.Options) {
 	flag.Float64Var(&f.qps, "kube-api-qps", 50, "Queries per second to the API server.")
 	flag.IntVar(&f.burst, "kube-api-burst", 100, "Burst of queries to the API server.")
 	flag.DurationVar(&f.cancelTimeout, "cancel-timeout", 2*time.Minute, "How long CancelTask is retried before a finalizer lets go.")
-	flag.DurationVar(&f.sendTimeout, "send-timeout", 2*time.Minute, "How long a send may go without a task id before the Delegation fails as Unreachable.")
+	flag.DurationVar(&f.sendTimeout, "send-timeout", 2*time.Minute,
+		"How long a send may go without a task id before the Delegation fails as Unreachable.")
 	flag.IntVar(&f.maxDepth, "max-depth", 16, "Maximum depth of a parentRef chain.")
 	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", defaultDenyCIDRs(), "Comma-separated CIDRs agent addresses may not resolve to.")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
 	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
-	flag.StringVar(&f.pushURL, "push-url", "", "URL agents post notifications to, reaching --push-listen (e.g. http://tether-push.tether-system.svc:8082).")
+	flag.StringVar(&f.pushURL, "push-url", "",
+		"URL agents post notifications to, reaching --push-listen (e.g. http://tether-push.tether-system.svc:8082).")
 	flag.StringVar(&f.pushKeyFile, "push-key-file", "", "File holding the key that signs notification tokens (default: a random key per start).")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)

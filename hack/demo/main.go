@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -182,8 +183,8 @@ func freeAddr() string {
 
 func (d *demo) stop() {
 	say("stopping everything the demo started")
-	for i := len(d.procs) - 1; i >= 0; i-- {
-		_ = d.procs[i].Stop(5 * time.Second)
+	for _, p := range slices.Backward(d.procs) {
+		_ = p.Stop(5 * time.Second)
 	}
 	if d.cluster != nil {
 		_ = d.cluster.Stop()

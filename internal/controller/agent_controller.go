@@ -67,7 +67,8 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		recordCard(&agent.Status, card)
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
 		if !wasReady {
-			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard", "agent %q ready: protocol %s over %s", card.Name, card.ProtocolVersion, card.Binding)
+			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard",
+				"agent %q ready: protocol %s over %s", card.Name, card.ProtocolVersion, card.Binding)
 		}
 	}
 	agent.Status.ObservedGeneration = agent.Generation

@@ -175,12 +175,12 @@ func (ka *kitAgent) record(r *http.Request, body []byte) {
 	}
 	if req.Method == "SendMessage" {
 		c.TaskID = req.Params.Message.TaskID
-		meta := req.Params.Message.Metadata
-		if meta == nil {
-			meta = req.Params.Metadata
+		md := req.Params.Message.Metadata
+		if md == nil {
+			md = req.Params.Metadata
 		}
-		c.Delegation, _ = meta[tethera2a.DelegationMetadataKey].(string)
-		if raw, ok := meta[tethera2a.BudgetExtensionURI]; ok {
+		c.Delegation, _ = md[tethera2a.DelegationMetadataKey].(string)
+		if raw, ok := md[tethera2a.BudgetExtensionURI]; ok {
 			var b budget
 			if data, err := json.Marshal(raw); err == nil && json.Unmarshal(data, &b) == nil {
 				c.Budget = b.Meters

@@ -18,6 +18,8 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
+const meterLabel = "meter"
+
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
 // docs/operations.md lists them with a sample alert.
 var (
@@ -30,13 +32,13 @@ var (
 	}, []string{"result"})
 	budgetReserved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_budget_reserved_total", Help: "Budget reserved from parents for children, by meter.",
-	}, []string{"meter"})
+	}, []string{meterLabel})
 	budgetCharged = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_budget_charged_total", Help: "Budget charged to parents when children settled, by meter.",
-	}, []string{"meter"})
+	}, []string{meterLabel})
 	budgetRefunded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_budget_refunded_total", Help: "Reserved budget given back to parents when children settled, by meter.",
-	}, []string{"meter"})
+	}, []string{meterLabel})
 	cascadeCancels = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_cascade_cancels_total", Help: "Tasks cancelled because of their parent, by reason.",
 	}, []string{"reason"})

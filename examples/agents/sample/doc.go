@@ -8,3 +8,6 @@ SPDX-License-Identifier: Apache-2.0
 // steps and reports what it spent; Orchestrator fans a task out to workers
 // through child Delegations.
 package sample
+
+// textPlain is the only mode the samples read and write.
+const textPlain = "text/plain"

@@ -67,8 +67,8 @@ func OrchestratorCard(name string) *a2a.AgentCard {
 		Description:        "Sample orchestrator: splits a task among workers through child Delegations.",
 		Version:            "0.1.0",
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{"text/plain"},
-		DefaultOutputModes: []string{"text/plain"},
+		DefaultInputModes:  []string{textPlain},
+		DefaultOutputModes: []string{textPlain},
 		Skills: []a2a.AgentSkill{{
 			ID: "fanout", Name: "Fan out", Tags: []string{"sample"},
 			Description: "Delegates the message to fanout=N workers and summarises their results.",

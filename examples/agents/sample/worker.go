@@ -63,8 +63,8 @@ func WorkerCard(name string) *a2a.AgentCard {
 		Description:        "Sample worker: does a few steps and reports what it spent.",
 		Version:            "0.1.0",
 		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{"text/plain"},
-		DefaultOutputModes: []string{"text/plain"},
+		DefaultInputModes:  []string{textPlain},
+		DefaultOutputModes: []string{textPlain},
 		Skills: []a2a.AgentSkill{{
 			ID: "work", Name: "Work", Tags: []string{"sample"},
 			Description: "Works through steps; message words ask, fail, refuse, forever, steps=N, delay=D, spend=N change how.",
