@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +22,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 // The bindings every shared test runs against.
@@ -30,9 +34,10 @@ const (
 	bindJSONRPC = "1.0 JSON-RPC"
 	bindREST    = "1.0 HTTP+JSON"
 	bindV03     = "0.3 JSON-RPC"
+	bindGRPC    = "1.0 gRPC"
 )
 
-var allBindings = []string{bindJSONRPC, bindREST, bindV03}
+var allBindings = []string{bindJSONRPC, bindREST, bindV03, bindGRPC}
 
 const cardTenant = "card-tenant"
 
@@ -48,7 +53,8 @@ const cardTenant = "card-tenant"
 //	bad-params  refuses with InvalidParams before starting anything
 type testAgent struct {
 	binding string
-	srv     *httptest.Server
+	srv     *httptest.Server // the card (and the agent, except over gRPC)
+	grpcURL string           // the gRPC interface, for bindGRPC
 	release chan struct{}
 
 	mu       sync.Mutex
@@ -64,9 +70,12 @@ type serverCall struct {
 	Extensions []string
 }
 
+// httpRequest is one HTTP request, or one gRPC call (Path is the full
+// method name, Header the metadata, Tenant the request message's tenant).
 type httpRequest struct {
 	Path   string
 	Header http.Header
+	Tenant string
 }
 
 type execRecord struct {
@@ -119,13 +128,19 @@ func newTestAgent(t *testing.T, binding string) *testAgent {
 				"skills":[{"id":"echo","name":"Echo","description":"echoes","tags":["t"]}]}`,
 				a.srv.URL+"/rpc", LeaseExtensionURI, BudgetExtensionURI)
 		})
+	case bindGRPC:
+		// A card listing only the gRPC interface; the http scheme asks for
+		// plain text.
+		a.grpcURL = "http://" + a.serveGRPC(t, handler)
+		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(
+			func(context.Context) (*a2a.AgentCard, error) {
+				return a.card(&a2a.AgentInterface{URL: a.grpcURL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: "1.0", Tenant: cardTenant}), nil
+			})))
 	default:
 		t.Fatalf("unknown binding %q", binding)
 	}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		a.requests = append(a.requests, httpRequest{Path: r.URL.Path, Header: r.Header.Clone()})
-		a.mu.Unlock()
+		a.record(r.URL.Path, r.Header.Clone(), "")
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
@@ -133,6 +148,45 @@ func newTestAgent(t *testing.T, binding string) *testAgent {
 		a.srv.Close()
 	})
 	return a
+}
+
+func (a *testAgent) record(path string, h http.Header, tenant string) {
+	a.mu.Lock()
+	a.requests = append(a.requests, httpRequest{Path: path, Header: h, Tenant: tenant})
+	a.mu.Unlock()
+}
+
+// serveGRPC serves the handler over gRPC on loopback (plain text) and
+// returns host:port.
+func (a *testAgent) serveGRPC(t *testing.T, handler a2asrv.RequestHandler, opts ...grpc.ServerOption) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts = append(opts, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		header := http.Header{}
+		for k, vs := range md {
+			for _, v := range vs {
+				header.Add(k, v)
+			}
+		}
+		tenant := ""
+		if r, ok := req.(interface{ GetTenant() string }); ok {
+			tenant = r.GetTenant()
+		}
+		a.record(info.FullMethod, header, tenant)
+		return h(ctx, req)
+	}))
+	s := grpc.NewServer(opts...)
+	a2agrpc.NewHandler(handler).RegisterWith(s)
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(func() {
+		a.releaseAll()
+		s.Stop()
+	})
+	return lis.Addr().String()
 }
 
 func (a *testAgent) card(iface *a2a.AgentInterface) *a2a.AgentCard {

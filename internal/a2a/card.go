@@ -30,8 +30,9 @@ const (
 const opResolveCard = "ResolveCard"
 
 // ResolveCard reads the agent card (1.0 or 0.3 format) and chooses the
-// interface to talk to: 1.0 JSON-RPC, then 1.0 HTTP+JSON, then 0.3 JSON-RPC;
-// among equals the card's order (its preference) wins. gRPC is not used.
+// interface to talk to: 1.0 JSON-RPC, then 1.0 HTTP+JSON, then 1.0 gRPC, then
+// 0.3 JSON-RPC; among equals the card's order (its preference) wins. The card
+// itself is always read over HTTP.
 func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
@@ -107,8 +108,10 @@ func chooseInterface(ifaces []*a2a.AgentInterface) (*a2a.AgentInterface, string)
 			return 0
 		case v == ProtocolV1 && i.ProtocolBinding == a2a.TransportProtocolHTTPJSON:
 			return 1
-		case v == ProtocolV03 && i.ProtocolBinding == a2a.TransportProtocolJSONRPC:
+		case v == ProtocolV1 && i.ProtocolBinding == a2a.TransportProtocolGRPC:
 			return 2
+		case v == ProtocolV03 && i.ProtocolBinding == a2a.TransportProtocolJSONRPC:
+			return 3
 		}
 		return -1
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 )
 
 const (
@@ -46,8 +47,15 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		return nil, &Error{Kind: KindTransport, Op: opNewClient, Reason: ReasonUnreachable, Err: err}
 	}
 	version := normaliseVersion(card.ProtocolVersion)
+	ifaceURL := card.URL
 	var transport a2aclient.FactoryOption
 	switch {
+	case version == ProtocolV1 && card.Binding == BindingGRPC:
+		target, opts, err := grpcDialOptions(ep, card.URL)
+		if err != nil {
+			return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonInvalidRequest, Err: err}
+		}
+		transport, ifaceURL = a2agrpc.WithGRPCTransport(opts...), target
 	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
 		transport = a2aclient.WithJSONRPCTransport(hc)
 	case version == ProtocolV1 && card.Binding == BindingHTTPJSON:
@@ -63,7 +71,7 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		tenant = card.Tenant
 	}
 	iface := &a2a.AgentInterface{
-		URL:             card.URL,
+		URL:             ifaceURL,
 		ProtocolBinding: a2a.TransportProtocol(card.Binding),
 		ProtocolVersion: a2a.ProtocolVersion(version),
 		Tenant:          tenant, // a2a-go puts it on every request

@@ -64,6 +64,11 @@ func TestResolveCardPerBinding(t *testing.T) {
 				g.Expect(card).To(HaveField("Binding", BindingJSONRPC))
 				g.Expect(card).To(HaveField("URL", a.srv.URL+"/rpc"))
 				g.Expect(card.Streaming).To(BeFalse())
+			case bindGRPC:
+				g.Expect(card).To(HaveField("ProtocolVersion", ProtocolV1))
+				g.Expect(card).To(HaveField("Binding", BindingGRPC))
+				g.Expect(card).To(HaveField("URL", a.grpcURL))
+				g.Expect(card).To(HaveField("Tenant", cardTenant))
 			}
 		})
 	}
@@ -132,7 +137,18 @@ func TestTenantAndSecretHeaderOnEveryCall(t *testing.T) {
 			}
 			calls := a.allCalls()
 			g.Expect(calls).NotTo(BeEmpty())
-			if b != bindV03 { // 0.3 has no tenant on the wire
+			if b == bindGRPC {
+				// What went on the wire: a2a-go's gRPC handler drops the
+				// tenant of CancelTask before its interceptors see it.
+				var n int
+				for _, r := range a.allRequests() {
+					if strings.HasPrefix(r.Path, "/lf.a2a.v1.A2AService/") {
+						n++
+						g.Expect(r.Tenant).To(Equal("ep-tenant"), r.Path)
+					}
+				}
+				g.Expect(n).To(BeNumerically(">=", 4))
+			} else if b != bindV03 { // 0.3 has no tenant on the wire
 				for _, call := range calls {
 					g.Expect(call.Tenant).To(Equal("ep-tenant"), call.Method)
 				}
@@ -142,7 +158,7 @@ func TestTenantAndSecretHeaderOnEveryCall(t *testing.T) {
 }
 
 func TestCardTenantIsUsedWithoutOverride(t *testing.T) {
-	for _, b := range []string{bindJSONRPC, bindREST} {
+	for _, b := range []string{bindJSONRPC, bindREST, bindGRPC} {
 		t.Run(b, func(t *testing.T) {
 			g := NewWithT(t)
 			a := newTestAgent(t, b)
@@ -304,12 +320,16 @@ func TestLeaseAndBudgetTravelUnderTheirExtensions(t *testing.T) {
 }
 
 func TestSendWithoutExtensionDataActivatesNothing(t *testing.T) {
-	g := NewWithT(t)
-	a := newTestAgent(t, bindJSONRPC)
-	c := dialAgent(t, g, a, a.endpoint())
-	_, err := c.Send(context.Background(), SendRequest{MessageID: "m-1", Text: "quick"})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(a.lastRequest().Header.Values("A2A-Extensions")).To(BeEmpty())
+	for _, b := range []string{bindJSONRPC, bindGRPC} {
+		t.Run(b, func(t *testing.T) {
+			g := NewWithT(t)
+			a := newTestAgent(t, b)
+			c := dialAgent(t, g, a, a.endpoint())
+			_, err := c.Send(context.Background(), SendRequest{MessageID: "m-1", Text: "quick"})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(a.lastRequest().Header.Values("A2A-Extensions")).To(BeEmpty())
+		})
+	}
 }
 
 func TestGetRenewsTheLeaseOnlyWhenAsked(t *testing.T) {
@@ -458,7 +478,8 @@ func TestErrorsFromBrokenEndpoints(t *testing.T) {
 		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: url}
 	}
 	status := func(code int) string { return newStatusServer(t, code) }
-	for _, b := range allBindings {
+	// gRPC: TestGRPCStatusCodes.
+	for _, b := range []string{bindJSONRPC, bindREST, bindV03} {
 		t.Run(b, func(t *testing.T) {
 			g := NewWithT(t)
 			send := func(url string) error {

@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,6 +224,11 @@ func buildSend(req SendRequest) (*a2a.Message, map[string]any, []string, error) 
 	}
 	if len(meta) == 0 {
 		meta = nil
+	} else {
+		var err error
+		if meta, err = jsonValues(meta); err != nil {
+			return nil, nil, nil, fmt.Errorf("metadata: %w", err)
+		}
 	}
 
 	msg := &a2a.Message{
@@ -240,6 +246,23 @@ func buildSend(req SendRequest) (*a2a.Message, map[string]any, []string, error) 
 	// The same metadata goes on the request too: a2a-go agents see request
 	// metadata in their executor context, others read the message's.
 	return msg, maps.Clone(meta), exts, nil
+}
+
+// jsonValues turns metadata into plain JSON values (maps, slices, strings,
+// json.Number, bools), which every binding can carry: the gRPC binding's
+// protobuf Struct cannot hold Go structs. Numbers stay exact.
+func jsonValues(meta map[string]any) (map[string]any, error) {
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func partToWire(p Part) (*a2a.Part, error) {

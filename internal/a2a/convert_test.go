@@ -120,7 +120,8 @@ func TestChooseInterface(t *testing.T) {
 	}{
 		{"1.0 JSON-RPC first", []*a2a.AgentInterface{iface("GRPC", "1.0"), iface("JSONRPC", "0.3"), iface("HTTP+JSON", "1.0"), iface("JSONRPC", "1.0")}, BindingJSONRPC, ProtocolV1},
 		{"then 1.0 REST", []*a2a.AgentInterface{iface("JSONRPC", "0.3.0"), iface("HTTP+JSON", "1.0.0")}, BindingHTTPJSON, ProtocolV1},
-		{"then 0.3 JSON-RPC", []*a2a.AgentInterface{iface("HTTP+JSON", "0.3"), iface("JSONRPC", "0.3.0")}, BindingJSONRPC, ProtocolV03},
+		{"then 1.0 gRPC", []*a2a.AgentInterface{iface("JSONRPC", "0.3.0"), iface("GRPC", "1.0")}, BindingGRPC, ProtocolV1},
+		{"then 0.3 JSON-RPC", []*a2a.AgentInterface{iface("HTTP+JSON", "0.3"), iface("GRPC", "0.3"), iface("JSONRPC", "0.3.0")}, BindingJSONRPC, ProtocolV03},
 		{"version missing means 1.0", []*a2a.AgentInterface{iface("JSONRPC", "")}, BindingJSONRPC, ProtocolV1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,7 +133,7 @@ func TestChooseInterface(t *testing.T) {
 		})
 	}
 	g := NewWithT(t)
-	_, err := cardFromWire(&a2a.AgentCard{SupportedInterfaces: []*a2a.AgentInterface{iface("GRPC", "1.0"), iface("JSONRPC", "2.0")}})
+	_, err := cardFromWire(&a2a.AgentCard{SupportedInterfaces: []*a2a.AgentInterface{iface("GRPC", "0.3"), iface("JSONRPC", "2.0")}})
 	g.Expect(errors.Is(err, ErrUnsupported)).To(BeTrue())
 }
 

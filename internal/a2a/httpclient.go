@@ -61,6 +61,10 @@ func DefaultDenyCIDRs() []*net.IPNet {
 // address actually dialled, after DNS resolution, so a name that resolves (or
 // re-resolves) to a denied address cannot get through. No proxy is used: a
 // proxy would hide the real destination from the policy.
+//
+// The client also carries these settings for the gRPC binding, which dials
+// with the same TLS configuration, egress policy and timeout (see
+// Endpoint.HTTPClient).
 func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.InsecureSkipVerify} //nolint:gosec // an explicit per-Agent opt-out
 	if len(opts.CAPEM) > 0 {
@@ -73,13 +77,10 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 		}
 		tlsConfig.RootCAs = pool
 	}
-	deny := append([]*net.IPNet(nil), opts.DenyCIDRs...)
-	dialer := &net.Dialer{
-		Timeout:   10 * time.Second,
-		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			return checkEgress(address, deny)
-		},
+	settings := dialSettings{
+		tls:   tlsConfig,
+		hasCA: len(opts.CAPEM) > 0,
+		deny:  append([]*net.IPNet(nil), opts.DenyCIDRs...),
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -87,17 +88,46 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 	}
 	return &http.Client{
 		Timeout: timeout,
-		Transport: &http.Transport{
-			DialContext:           dialer.DialContext,
-			TLSClientConfig:       tlsConfig,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			MaxIdleConnsPerHost:   10,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
+		Transport: &agentTransport{
+			Transport: &http.Transport{
+				DialContext:           egressDialer(settings.deny).DialContext,
+				TLSClientConfig:       tlsConfig.Clone(),
+				ForceAttemptHTTP2:     true,
+				MaxIdleConns:          100,
+				MaxIdleConnsPerHost:   10,
+				IdleConnTimeout:       90 * time.Second,
+				TLSHandshakeTimeout:   10 * time.Second,
+				ExpectContinueTimeout: time.Second,
+			},
+			settings: settings,
 		},
 	}, nil
+}
+
+// agentTransport is the transport of the clients NewHTTPClient builds. It
+// keeps the raw settings so that the gRPC binding can apply them too.
+type agentTransport struct {
+	*http.Transport
+	settings dialSettings
+}
+
+// dialSettings is what both bindings need at dial time.
+type dialSettings struct {
+	tls   *tls.Config // never modified: clone before use
+	hasCA bool        // a CA bundle was given (the gRPC binding then uses TLS)
+	deny  []*net.IPNet
+}
+
+// egressDialer is the dialer of both bindings: it refuses denied addresses
+// before connecting, checking the address actually dialled.
+func egressDialer(deny []*net.IPNet) *net.Dialer {
+	return &net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			return checkEgress(address, deny)
+		},
+	}
 }
 
 func checkEgress(address string, deny []*net.IPNet) error {

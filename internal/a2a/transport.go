@@ -20,13 +20,15 @@ const DefaultMaxResponseBytes int64 = 1 << 20
 // ErrResponseTooLarge matches (errors.Is) a response over the size bound.
 var ErrResponseTooLarge = errors.New("response exceeds the size limit")
 
-// callInfo collects what the HTTP layer saw during one operation. a2a-go's
-// transports do not surface HTTP statuses in a typed way, so the round tripper
-// records them here and classify reads them.
+// callInfo collects what the HTTP or gRPC layer saw during one operation.
+// a2a-go's transports do not surface HTTP statuses or gRPC status codes in a
+// typed way, so the round tripper (or the gRPC interceptor) records them here
+// and classify reads them.
 type callInfo struct {
 	mu       sync.Mutex
 	status   int
 	tooLarge bool
+	grpc     *grpcOutcome
 }
 
 type callInfoKey struct{}
@@ -59,14 +61,26 @@ func (ci *callInfo) setTooLarge() {
 	ci.mu.Unlock()
 }
 
+func (ci *callInfo) setGRPC(o *grpcOutcome) {
+	if ci == nil {
+		return
+	}
+	ci.mu.Lock()
+	ci.grpc = o
+	ci.mu.Unlock()
+}
+
 // wrap turns err into an *Error using what was seen on the wire.
 func (ci *callInfo) wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	ci.mu.Lock()
-	status, tooLarge := ci.status, ci.tooLarge
+	status, tooLarge, grpcOutcome := ci.status, ci.tooLarge, ci.grpc
 	ci.mu.Unlock()
+	if grpcOutcome != nil {
+		return classifyGRPC(op, err, grpcOutcome)
+	}
 	return classify(op, err, status, tooLarge)
 }
 

@@ -125,12 +125,16 @@ type Endpoint struct {
 	CardURL string
 	// Tenant is sent on every call (overrides the card interface's tenant).
 	Tenant string
-	// Headers are added to every request; values are secrets: never log them.
+	// Headers are added to every request (as metadata over gRPC); values
+	// are secrets: never log them.
 	Headers http.Header
 	// HTTPClient carries TLS settings, the egress policy and the timeout.
-	// Nil means a client built by NewHTTPClient with defaults.
+	// Nil means a client built by NewHTTPClient with defaults. The gRPC
+	// binding applies the same settings (see grpc.go), which it can only read
+	// from a client built by NewHTTPClient: any other client is refused there.
 	HTTPClient *http.Client
-	// MaxResponseBytes bounds every response body (default 1 MiB).
+	// MaxResponseBytes bounds every response body, or every response message
+	// over gRPC (default 1 MiB).
 	MaxResponseBytes int64
 }
 
