@@ -16,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -216,6 +217,13 @@ func TestBudgetRefundTable(t *testing.T) {
 		gone := newKitWorker(t)
 		e.createAgent("gone", gone.URL())
 		e.waitAgentReady("gone")
+		// The Agent controller reads the card once more after its own status
+		// write; let it settle Ready before the agent goes.
+		e.g.Consistently(func(g Gomega) {
+			a := &v1alpha1.Agent{}
+			g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "gone"}, a)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeTrue())
+		}, time.Second, tick).Should(Succeed())
 		gone.Close() // the card was read; the send finds nobody
 		d, b := run(e, "unreachable", "gone", "steps=1", func(c string) *v1alpha1.Delegation {
 			return e.waitReason(c, v1alpha1.PhaseFailed, delegation.ReasonUnreachable)
@@ -259,8 +267,8 @@ func TestBudgetRefundTable(t *testing.T) {
 		lost := newKitWorker(t)
 		e.createAgent("amnesiac", lost.URL())
 		d, b := run(e, "lost", "amnesiac", holdText, func(c string) *v1alpha1.Delegation {
-			id := e.waitRunning(c).Status.TaskID
-			lost.Restart(id) // the agent comes back knowing no tasks
+			e.waitRunning(c)
+			lost.Restart() // the agent comes back knowing no tasks
 			return e.waitReason(c, v1alpha1.PhaseFailed, delegation.ReasonTaskLost)
 		})
 		e.g.Expect(lost.Calls(func(c kitCall) bool { return c.Method == "GetTask" && c.TaskID == d.Status.TaskID })).NotTo(BeEmpty())

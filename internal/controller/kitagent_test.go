@@ -104,10 +104,33 @@ func (ka *kitAgent) newServer() *agentkit.Server {
 
 func (ka *kitAgent) URL() string { return ka.hs.URL }
 
-// Close stops serving: from now on the agent is unreachable.
+// Close stops serving: from now on the agent is unreachable. Tasks still
+// running are cancelled, so no execution outlives the test.
 func (ka *kitAgent) Close() {
 	ka.hs.Close()
-	ka.server().Close()
+	srv := ka.server()
+	stopAll(srv)
+	srv.Close()
+}
+
+// stopAll cancels the tasks of a server that are not terminal.
+func stopAll(srv *agentkit.Server) {
+	ctx := context.Background()
+	token := ""
+	for {
+		resp, err := srv.RequestHandler.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: 100, PageToken: token})
+		if err != nil {
+			return
+		}
+		for _, t := range resp.Tasks {
+			if !t.Status.State.Terminal() {
+				_, _ = srv.RequestHandler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: t.ID})
+			}
+		}
+		if token = resp.NextPageToken; token == "" {
+			return
+		}
+	}
 }
 
 func (ka *kitAgent) server() *agentkit.Server {
@@ -119,14 +142,12 @@ func (ka *kitAgent) server() *agentkit.Server {
 // Restart serves a new agentkit server with an empty task store on the same
 // address, as an agent restarted without persistence. The old server's
 // tasks are cancelled so their executions end.
-func (ka *kitAgent) Restart(taskIDs ...string) {
+func (ka *kitAgent) Restart() {
 	ka.mu.Lock()
 	old := ka.srv
 	ka.srv = ka.newServer()
 	ka.mu.Unlock()
-	for _, id := range taskIDs {
-		_, _ = old.RequestHandler.CancelTask(context.Background(), &a2a.CancelTaskRequest{ID: a2a.TaskID(id)})
-	}
+	stopAll(old)
 	old.Close()
 }
 
