@@ -14,10 +14,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -212,7 +214,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Delegation{}).
-		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.relatives)).
+		Watches(&v1alpha1.Delegation{}, r.relatives()).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
@@ -225,15 +227,33 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	return b.Complete(r)
 }
 
-// relatives enqueues a Delegation's parent (its counts and group phase
-// follow its children) and its children (they follow their parent).
-func (r *DelegationReconciler) relatives(ctx context.Context, o client.Object) []reconcile.Request {
-	d := o.(*v1alpha1.Delegation)
-	reqs := r.byIndex(indexParent)(ctx, o)
-	if d.Spec.ParentRef != nil {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.ParentRef.Name}})
+// relatives enqueues a Delegation's parent when the parent's counts or group
+// phase depend on the change, and its children when they act on it.
+func (r *DelegationReconciler) relatives() handler.Funcs {
+	enqueue := func(ctx context.Context, d *v1alpha1.Delegation, parent, children bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if parent && d.Spec.ParentRef != nil {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.ParentRef.Name}})
+		}
+		if children {
+			for _, req := range r.byIndex(indexParent)(ctx, d) {
+				q.Add(req)
+			}
+		}
 	}
-	return reqs
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object.(*v1alpha1.Delegation), true, true, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			old, cur := e.ObjectOld.(*v1alpha1.Delegation), e.ObjectNew.(*v1alpha1.Delegation)
+			enqueue(ctx, cur, delegation.ChildChanged(old, cur), delegation.ParentChanged(old, cur), q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if d, ok := e.Object.(*v1alpha1.Delegation); ok {
+				enqueue(ctx, d, true, true, q)
+			}
+		},
+	}
 }
 
 func (r *DelegationReconciler) byIndex(field string) handler.MapFunc {

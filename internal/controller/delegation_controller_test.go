@@ -183,12 +183,16 @@ func TestRestartBetweenSendAndStatusWriteDoesNotSendTwice(t *testing.T) {
 	e := setup(t)
 	e.op.Stop()
 	e.agent.dropSends.Store(1)
+	// While the agent cannot list, the first operator can neither adopt the
+	// task nor safely send again: it waits.
+	e.agent.failLists.Store(true)
 	first := startOperator(t, e.ns, testOptions())
 	e.create(e.task("once", "wait"))
-	// Stop the first operator as soon as the agent has the task: its retry
-	// would only come a second later.
-	e.g.Eventually(func() int { return len(e.agent.Calls("SendMessage")) }, eventually, 10*time.Millisecond).Should(Equal(1))
+	e.g.Eventually(func() int { return len(e.agent.Calls("ListTasks")) }, eventually, tick).Should(BeNumerically(">=", 1))
+	e.g.Consistently(func() int { return len(e.agent.Calls("SendMessage")) }, 2*time.Second, tick).Should(Equal(1),
+		"a failed look-up is retried, never answered with a second send")
 	first.Stop()
+	e.agent.failLists.Store(false)
 	stopped := e.get("once")
 	e.g.Expect(stopped.Status.SendStarted).NotTo(BeNil(), "the send was recorded before it was made")
 	e.g.Expect(stopped.Status.TaskID).To(BeEmpty(), "the answer was lost, so no task id was written")

@@ -34,7 +34,7 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 		}
 		if d.Status.TaskID == "" && s.agent != nil {
 			if c, err := r.client(ctx, s); err == nil {
-				if t := r.findSent(ctx, s, c, delegation.ContextID(&d.Spec, string(d.UID))); t != nil {
+				if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&d.Spec, string(d.UID))); t != nil {
 					d.Status.TaskID = t.ID
 				}
 			}

@@ -156,7 +156,13 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 	}
 	contextID := delegation.ContextID(spec, string(s.d.UID))
 	if st.SendStarted != nil {
-		if t := r.findSent(ctx, s, c, contextID); t != nil {
+		t, err := r.findSent(ctx, s, c, contextID)
+		if err != nil {
+			// Sending again now could start the task twice: look again later.
+			log.Info("cannot look up the task of an earlier send; will retry", "error", err.Error())
+			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+		}
+		if t != nil {
 			log.Info("adopted a task sent before a restart", "task", t.ID)
 			sendAdoptions.Inc()
 			st.TaskID, st.ContextID = t.ID, t.ContextID
@@ -203,18 +209,23 @@ func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegati
 }
 
 // findSent looks for a task sent by an earlier pass whose answer was lost.
-// Agents that cannot list tasks (0.3) are sent to again; the derived message
-// id lets them recognise the retry, and the lease bounds an orphan.
-func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Client, contextID string) *a2a.Task {
+// It returns nil when the agent has none, or cannot list tasks at all (0.3):
+// then the send is made again, the derived message id lets the agent
+// recognise it, and the lease bounds an orphan. An error means the look-up
+// may work later.
+func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Client, contextID string) (*a2a.Task, error) {
 	tasks, err := c.ListByContext(ctx, contextID)
+	if errors.Is(err, a2a.ErrUnsupported) {
+		return nil, nil
+	}
 	if err != nil || len(tasks) == 0 {
-		return nil
+		return nil, err
 	}
 	userContext := s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != ""
 	if userContext && len(tasks) != 1 {
-		return nil // a shared context: cannot tell which task is ours
+		return nil, nil // a shared context: cannot tell which task is ours
 	}
-	return tasks[0]
+	return tasks[0], nil
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
@@ -360,7 +371,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	st := &s.d.Status
 	if st.TaskID == "" && st.SendStarted != nil && s.agent != nil {
 		if c, err := r.client(ctx, s); err == nil {
-			if t := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
+			if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
 				st.TaskID, st.ContextID = t.ID, t.ContextID
 			}
 		}

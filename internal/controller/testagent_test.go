@@ -38,6 +38,9 @@ type testAgent struct {
 	// drop the connection instead of answering, as when the operator dies
 	// between the send and its status write.
 	dropSends atomic.Int32
+	// failLists makes ListTasks answer 503, as an agent that is briefly
+	// unable to look tasks up.
+	failLists atomic.Bool
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -117,6 +120,10 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		ta.mu.Lock()
 		ta.calls = append(ta.calls, c)
 		ta.mu.Unlock()
+		if req.Method == "ListTasks" && ta.failLists.Load() {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
 		if req.Method == "SendMessage" && ta.dropSends.Add(-1) >= 0 {
 			next.ServeHTTP(httptest.NewRecorder(), r) // the agent takes the task...
 			if hj, ok := w.(http.Hijacker); ok {      // ...and the answer is lost

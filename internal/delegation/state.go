@@ -11,6 +11,8 @@ package delegation
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
@@ -103,3 +105,28 @@ func IsGroup(spec *v1alpha1.DelegationSpec) bool { return spec.AgentRef == nil }
 
 // Started reports whether a remote task exists or may exist.
 func Started(st *v1alpha1.DelegationStatus) bool { return st.TaskID != "" || st.SendStarted != nil }
+
+// ParentChanged reports whether a parent changed in a way its children act
+// on: it is being deleted, its phase, deadline or budget moved. Everything
+// else (a child's counts, a renewal) leaves the children alone, so N
+// children do not cost N² reconciles.
+func ParentChanged(old, cur *v1alpha1.Delegation) bool {
+	return old.DeletionTimestamp.IsZero() != cur.DeletionTimestamp.IsZero() ||
+		old.Status.Phase != cur.Status.Phase ||
+		!old.Status.Deadline.Equal(cur.Status.Deadline) ||
+		!equality.Semantic.DeepEqual(budgetView(old.Status.Budget), budgetView(cur.Status.Budget))
+}
+
+// budgetView is what children read of a parent's ledger: what it grants and
+// what is left for them to reserve.
+func budgetView(b *v1alpha1.BudgetStatus) [2]v1alpha1.Meters {
+	if b == nil {
+		return [2]v1alpha1.Meters{}
+	}
+	return [2]v1alpha1.Meters{b.Granted, b.Left}
+}
+
+// ChildChanged reports whether a child changed in a way its parent counts.
+func ChildChanged(old, cur *v1alpha1.Delegation) bool {
+	return old.Status.Phase != cur.Status.Phase || old.DeletionTimestamp.IsZero() != cur.DeletionTimestamp.IsZero()
+}
