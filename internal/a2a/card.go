@@ -51,8 +51,7 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	ctx, ci := withCallInfo(ctx)
 	raw, err := resolver.Resolve(ctx, base, opts...)
 	if err != nil {
-		var notOK *agentcard.ErrStatusNotOK
-		if errors.As(err, &notOK) {
+		if notOK, ok := errors.AsType[*agentcard.ErrStatusNotOK](err); ok {
 			ci.setStatus(notOK.StatusCode)
 		}
 		return nil, ci.wrap(opResolveCard, err)

@@ -121,8 +121,7 @@ func IsTaskNotFound(err error) bool {
 }
 
 func kindOf(err error) ErrorKind {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return ""
@@ -186,8 +185,7 @@ func classify(op string, err error, status int, tooLarge bool) error {
 	if err == nil {
 		return nil
 	}
-	var done *Error
-	if errors.As(err, &done) {
+	if done, ok := errors.AsType[*Error](err); ok {
 		return done
 	}
 	e := &Error{Kind: KindTransport, Op: op, Err: err}

@@ -90,7 +90,8 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	}
 	at, ok := hc.Transport.(*agentTransport)
 	if !ok {
-		return "", nil, errors.New("the gRPC binding needs an HTTP client built by NewHTTPClient: the TLS settings and egress policy of another client cannot be applied")
+		return "", nil, errors.New("the gRPC binding needs an HTTP client built by NewHTTPClient: " +
+			"the TLS settings and egress policy of another client cannot be applied")
 	}
 	target, useTLS, err := grpcTarget(rawURL, at.settings.hasCA)
 	if err != nil {
@@ -171,7 +172,8 @@ func (g *grpcCalls) withHeaders(ctx context.Context) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	ctx = g.withHeaders(ctx)
 	if g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -185,7 +187,8 @@ func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc
 
 // stream only adds the headers: the operator does not stream, and a deadline
 // would cut a long subscription.
-func (g *grpcCalls) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+func (g *grpcCalls) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
+	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	return streamer(g.withHeaders(ctx), desc, cc, method, opts...)
 }
 
@@ -241,8 +244,7 @@ var grpcCodeErrors = map[codes.Code]error{
 // the agent sent one, else through the status code; codes without an A2A
 // meaning keep their name as the reason.
 func classifyGRPC(op string, err error, o *grpcOutcome) error {
-	var done *Error
-	if errors.As(err, &done) {
+	if done, ok := errors.AsType[*Error](err); ok {
 		return done
 	}
 	code := o.status.Code()

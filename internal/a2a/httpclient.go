@@ -45,8 +45,9 @@ type HTTPOptions struct {
 // DefaultDenyCIDRs is the default egress policy: link-local and cloud
 // metadata addresses. Loopback stays allowed (tests and demos use it).
 func DefaultDenyCIDRs() []*net.IPNet {
-	var out []*net.IPNet
-	for _, c := range []string{"169.254.0.0/16", "fe80::/10", "169.254.169.254/32", "fd00:ec2::254/128"} {
+	cidrs := []string{"169.254.0.0/16", "fe80::/10", "169.254.169.254/32", "fd00:ec2::254/128"}
+	out := make([]*net.IPNet, 0, len(cidrs))
+	for _, c := range cidrs {
 		_, n, err := net.ParseCIDR(c)
 		if err != nil {
 			panic(err)
