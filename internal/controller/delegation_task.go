@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -342,91 +340,6 @@ func recordUsage(st *v1alpha1.DelegationStatus, t *a2a.Task) {
 	delegation.Recompute(st.Budget)
 }
 
-// recordLease writes the lease state only when it changes, so renewals cost
-// no API server write.
-func (r *DelegationReconciler) recordLease(s *scope, t *a2a.Task) {
-	spec := s.d.Spec.Lease
-	if spec == nil {
-		return
-	}
-	st := &s.d.Status
-	ttl := spec.TTL
-	switch {
-	case !t.LeaseExpiresAt.IsZero() && (st.Lease == nil || !st.Lease.Granted):
-		until := metav1.NewTime(t.LeaseExpiresAt)
-		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: true, GrantedUntil: &until}
-	case t.LeaseExpiresAt.IsZero() && st.Lease == nil:
-		reason := "the agent did not grant a lease"
-		if s.agent != nil && !s.agent.Status.Extensions.Lease {
-			reason = "the agent card does not declare the lease extension"
-		}
-		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: false, Reason: reason}
-	}
-}
-
-// cancelTask sends CancelTask (when a task exists) and settles. A failing
-// cancel is retried until --cancel-timeout, then the Delegation settles with
-// a Warning; the lease bounds the orphan.
-func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
-	st := &s.d.Status
-	if st.TaskID == "" && st.SendStarted != nil && s.agent != nil {
-		if c, err := r.client(ctx, s); err == nil {
-			if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
-				st.TaskID, st.ContextID = t.ID, t.ContextID
-			}
-		}
-	}
-	if st.TaskID == "" {
-		r.setPhase(s, step)
-		return ctrl.Result{}, nil
-	}
-	if st.CancelRequested == nil {
-		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
-			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
-		}
-		now := metav1.NewTime(s.now)
-		st.CancelRequested = &now
-	}
-	t, err := r.sendCancel(ctx, s)
-	if err != nil {
-		if s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout {
-			logf.FromContext(ctx).Info("cancel failed; retrying", "error", err.Error())
-			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
-		}
-		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
-			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, err.Error())
-		step.Outcome.Message += "; the agent did not confirm the cancel"
-	}
-	if t != nil {
-		st.RemoteState = string(t.State)
-		// The task's last report: what it is charged when it finished
-		// before the cancel arrived.
-		recordUsage(st, t)
-		if t.State.Terminal() && t.State != a2a.StateCanceled {
-			// It finished before the cancel arrived: report what it did.
-			step = delegation.Follow(s.observation(r.Options), t)
-			st.Result = boundedResult(t, r.Options.ResultTextLimit)
-		}
-	}
-	r.setPhase(s, step)
-	return ctrl.Result{}, nil
-}
-
-func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.Task, error) {
-	if s.agent == nil {
-		return nil, errors.New("the Agent no longer exists")
-	}
-	c, err := r.client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.Cancel(ctx, s.d.Status.TaskID)
-	if a2a.IsTaskNotFound(err) {
-		return nil, nil // nothing left to cancel
-	}
-	return t, err
-}
-
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
 func (r *DelegationReconciler) expireFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
 	del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now)
@@ -449,41 +362,4 @@ func pollInterval(agent *v1alpha1.Agent) time.Duration {
 func retryDelay(now, since time.Time) time.Duration {
 	d := now.Sub(since) / 4
 	return min(max(d, time.Second), 15*time.Second)
-}
-
-func boundedResult(t *a2a.Task, limit int) *v1alpha1.Result {
-	res := &v1alpha1.Result{}
-	res.Text, res.Truncated = truncateFlag(t.ResultText, limit)
-	for i, a := range t.Artifacts {
-		if i == 32 {
-			res.Truncated = true
-			break
-		}
-		text, cut := truncateFlag(a.Text, 4096)
-		res.Truncated = res.Truncated || cut
-		res.Artifacts = append(res.Artifacts, v1alpha1.Artifact{Name: a.Name, MediaType: a.MediaType, Text: text, URL: a.URL})
-	}
-	if res.Text == "" && len(res.Artifacts) == 0 {
-		return nil
-	}
-	return res
-}
-
-// maxOutcomeMessage is the CRD's bound on status.outcome.message.
-const maxOutcomeMessage = 4096
-
-// truncateFlag cuts s to at most n bytes on a rune boundary.
-func truncateFlag(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n], true
-}
-
-func truncate(s string, n int) string {
-	out, _ := truncateFlag(s, n)
-	return out
 }

@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// recordLease writes the lease state only when it changes, so renewals cost
+// no API server write.
+func (r *DelegationReconciler) recordLease(s *scope, t *a2a.Task) {
+	spec := s.d.Spec.Lease
+	if spec == nil {
+		return
+	}
+	st := &s.d.Status
+	ttl := spec.TTL
+	switch {
+	case !t.LeaseExpiresAt.IsZero() && (st.Lease == nil || !st.Lease.Granted):
+		until := metav1.NewTime(t.LeaseExpiresAt)
+		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: true, GrantedUntil: &until}
+	case t.LeaseExpiresAt.IsZero() && st.Lease == nil:
+		reason := "the agent did not grant a lease"
+		if s.agent != nil && !s.agent.Status.Extensions.Lease {
+			reason = "the agent card does not declare the lease extension"
+		}
+		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: false, Reason: reason}
+	}
+}
+
+// maxOutcomeMessage is the CRD's bound on status.outcome.message.
+const maxOutcomeMessage = 4096
+
+func boundedResult(t *a2a.Task, limit int) *v1alpha1.Result {
+	res := &v1alpha1.Result{}
+	res.Text, res.Truncated = truncateFlag(t.ResultText, limit)
+	for i, a := range t.Artifacts {
+		if i == 32 {
+			res.Truncated = true
+			break
+		}
+		text, cut := truncateFlag(a.Text, 4096)
+		res.Truncated = res.Truncated || cut
+		res.Artifacts = append(res.Artifacts, v1alpha1.Artifact{Name: a.Name, MediaType: a.MediaType, Text: text, URL: a.URL})
+	}
+	if res.Text == "" && len(res.Artifacts) == 0 {
+		return nil
+	}
+	return res
+}
+
+// truncateFlag cuts s to at most n bytes on a rune boundary.
+func truncateFlag(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+func truncate(s string, n int) string {
+	out, _ := truncateFlag(s, n)
+	return out
+}
