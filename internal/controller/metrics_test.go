@@ -16,7 +16,15 @@ import (
 )
 
 func TestMetricsMeasureRequestsPhasesAndCascades(t *testing.T) {
-	e := setup(t)
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
+	t.Cleanup(e.agent.Close)
+	// Parallel tests each run an operator; this one counts phases from its own.
+	var byPhase *phaseCollector
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		byPhase = &phaseCollector{desc: phases.desc, reader: r.Client}
+	})
+	e.createAgent("agent", e.agent.URL())
 	e.create(e.task("parent", "wait"))
 	e.waitRunning("parent")
 	e.create(e.task("child", "wait", childOf("parent")))
@@ -31,7 +39,7 @@ func TestMetricsMeasureRequestsPhasesAndCascades(t *testing.T) {
 
 	// The phase gauge counts from the cache at scrape time.
 	e.g.Eventually(func() string {
-		out, _ := testutil.CollectAndFormat(phases, expfmt.TypeTextPlain, "tether_delegations")
+		out, _ := testutil.CollectAndFormat(byPhase, expfmt.TypeTextPlain, "tether_delegations")
 		return string(out)
 	}, eventually, tick).Should(ContainSubstring(`tether_delegations{namespace="` + e.ns + `",phase="Canceled"} 2`))
 }
