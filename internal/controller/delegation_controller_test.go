@@ -204,6 +204,19 @@ func TestRestartBetweenSendAndStatusWriteDoesNotSendTwice(t *testing.T) {
 	e.g.Expect(e.agent.Calls("ListTasks")).NotTo(BeEmpty())
 }
 
+// ListTasks answers without artifacts: a task that finished before it was
+// adopted is read in full, so its result is not lost.
+func TestTaskFinishedBeforeAdoptionKeepsItsResult(t *testing.T) {
+	e := setup(t)
+	e.agent.dropSends.Store(1)
+	e.create(e.task("quick", "hello"))
+	d := e.waitPhase("quick", v1alpha1.PhaseSucceeded)
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1), "the task was adopted, not sent twice")
+	e.g.Expect(e.agent.Calls("ListTasks")).NotTo(BeEmpty())
+	e.g.Expect(d.Status.Result).NotTo(BeNil())
+	e.g.Expect(d.Status.Result.Text).To(Equal("echo: hello"))
+}
+
 func TestAdoptExistingTaskByID(t *testing.T) {
 	e := setup(t)
 	e.create(e.task("first", "wait"))

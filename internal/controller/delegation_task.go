@@ -165,6 +165,11 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			sendAdoptions.Inc()
 			st.TaskID, st.ContextID = t.ID, t.ContextID
 			r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
+			// ListTasks answers without artifacts: read the task in full, so
+			// one that already finished keeps its result.
+			if t, err = c.Get(ctx, t.ID, spec.Lease != nil); err != nil {
+				return r.remoteError(s, err)
+			}
 			return r.applyTask(ctx, s, c, t)
 		}
 	} else {
