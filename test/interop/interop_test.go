@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -66,7 +67,27 @@ func TestTaskCompletesWithEcho(t *testing.T) {
 		sends := e.agent.Sends(contextID)
 		e.g.Expect(sends).To(HaveLen(1))
 		e.g.Expect(sends[0].MessageID).To(Equal(delegation.MessageID(string(d.UID), -1)))
-		e.waitLogged("task " + d.Status.TaskID + " received (context " + contextID + ", message " + sends[0].MessageID + ")")
+		e.waitLogged("task " + d.Status.TaskID + " received (context " + contextID + ", message " + sends[0].MessageID + ", parts text)")
+	})
+}
+
+// Every kind of part tether sends, with metadata and the budget extension's
+// data, is accepted; the SDK parses each part as what it was sent as.
+func TestPartsAndMetadataAreAccepted(t *testing.T) {
+	forEachProtocol(t, func(e *env) {
+		e.create(e.task("parts", "hello", func(d *v1alpha1.Delegation) {
+			d.Spec.Message.Parts = []v1alpha1.Part{
+				{Text: " world", MediaType: "text/plain"},
+				{Data: &runtime.RawExtension{Raw: []byte(`{"n":1,"list":["a"]}`)}, MediaType: "application/json"},
+				{URL: "https://example.com/a.txt", MediaType: "text/plain", Filename: "a.txt"},
+			}
+			d.Spec.Message.Metadata = map[string]string{"team": "a"}
+			d.Spec.Budget = &v1alpha1.BudgetSpec{Meters: v1alpha1.Meters{"tokens": 1000}}
+		}))
+		d := e.waitPhase("parts", v1alpha1.PhaseSucceeded)
+		e.g.Expect(d.Status.Result.Text).To(Equal("echo: hello world"))
+		e.waitLogged("task " + d.Status.TaskID + " received (context " + d.Status.ContextID + ", message " +
+			delegation.MessageID(string(d.UID), -1) + ", parts text+text+data+url)")
 	})
 }
 
@@ -248,5 +269,5 @@ func TestLostSendIsResentV03(t *testing.T) {
 	e.g.Expect(sends[0].MessageID).To(Equal(delegation.MessageID(string(d.UID), -1)))
 	e.g.Expect(sends[1].MessageID).To(Equal(sends[0].MessageID), "the re-send carries the same message id")
 	e.g.Expect(e.agent.Calls(listMethods)).To(BeEmpty(), "no list call is made to a 0.3 agent")
-	e.g.Expect(strings.Count(e.agent.Log(), "message "+sends[0].MessageID+")")).To(Equal(2), "the JS SDK started a second task")
+	e.g.Expect(strings.Count(e.agent.Log(), "message "+sends[0].MessageID+", ")).To(Equal(2), "the JS SDK started a second task")
 }

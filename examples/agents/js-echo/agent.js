@@ -104,7 +104,8 @@ const executor = {
       bus.publish(AgentEvent.message({ ...agentMessage(ctx, `echo: ${text}`), taskId: '' }));
       return;
     }
-    log(`task ${ctx.taskId} received (context ${ctx.contextId}, message ${ctx.userMessage.messageId}): ${JSON.stringify(text)}`);
+    const kinds = ctx.userMessage.parts.map((p) => p.content?.$case ?? 'empty').join('+');
+    log(`task ${ctx.taskId} received (context ${ctx.contextId}, message ${ctx.userMessage.messageId}, parts ${kinds}): ${JSON.stringify(text)}`);
     bus.publish(
       AgentEvent.task({
         id: ctx.taskId,
