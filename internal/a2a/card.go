@@ -41,9 +41,11 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	// The 0.3 parser reads both formats: it keeps supportedInterfaces when
 	// present and otherwise derives them from url/preferredTransport.
 	resolver := &agentcard.Resolver{Client: hc, CardParser: a2av0.NewAgentCardParser()}
-	base, opts := ep.URL, []agentcard.ResolveOption(nil)
+	// Agents that speak both versions answer a request without A2A-Version
+	// with their 0.3 card; ask for the 1.0 one (a 0.3 agent ignores this).
+	base, opts := ep.URL, []agentcard.ResolveOption{agentcard.WithRequestHeader("A2A-Version", ProtocolV1)}
 	if ep.CardURL != "" {
-		base, opts = ep.CardURL, []agentcard.ResolveOption{agentcard.WithPath("")}
+		base, opts = ep.CardURL, append(opts, agentcard.WithPath(""))
 	}
 	if base == "" {
 		return nil, &Error{Kind: KindRefused, Op: opResolveCard, Reason: ReasonInvalidRequest, Err: errors.New("the endpoint has no URL")}

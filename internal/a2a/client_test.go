@@ -74,6 +74,22 @@ func TestResolveCardPerBinding(t *testing.T) {
 	}
 }
 
+// Agents speaking both versions pick the card's shape from A2A-Version.
+func TestResolveCardAsksForTheVersionOneCard(t *testing.T) {
+	g := NewWithT(t)
+	a := newTestAgent(t, bindJSONRPC)
+	_, err := ResolveCard(context.Background(), a.endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	var cardRequests int
+	for _, r := range a.allRequests() {
+		if r.Path == "/.well-known/agent-card.json" {
+			cardRequests++
+			g.Expect(r.Header.Get("A2A-Version")).To(Equal(ProtocolV1))
+		}
+	}
+	g.Expect(cardRequests).To(Equal(1))
+}
+
 func TestResolveCardFromCardURL(t *testing.T) {
 	g := NewWithT(t)
 	a := newTestAgent(t, bindJSONRPC)
