@@ -277,3 +277,29 @@ func TestMissingAgentWaitsThenRuns(t *testing.T) {
 	e.createAgent("later", e.agent.URL())
 	e.waitPhase("lonely", v1alpha1.PhaseSucceeded)
 }
+
+// parentRef chains are checked before anything is sent: a cycle, or a chain
+// deeper than --max-depth, fails as InvalidRequest.
+func TestCyclesAndDeepChainsAreRefused(t *testing.T) {
+	opts := testOptions()
+	opts.MaxDepth = 2
+	e := setupWith(t, opts)
+	e.create(e.task("a", "wait", childOf("b")))
+	e.create(e.task("b", "wait", childOf("a")))
+	for _, n := range []string{"a", "b"} {
+		d := e.waitPhase(n, v1alpha1.PhaseFailed)
+		e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonInvalidTree))
+		e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureInvalidRequest))
+		e.g.Expect(d.Status.Outcome.Message).To(ContainSubstring("cycle"))
+	}
+
+	e.create(e.task("root", "wait"))
+	e.create(e.task("one", "wait", childOf("root")))
+	e.create(e.task("two", "wait", childOf("one")))
+	e.waitRunning("two")
+	e.create(e.task("three", "wait", childOf("two")))
+	d := e.waitPhase("three", v1alpha1.PhaseFailed)
+	e.g.Expect(d.Status.Outcome.Message).To(ContainSubstring("deeper than 2"))
+	e.g.Expect(d.Status.TaskID).To(BeEmpty())
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(3), "root, one and two were sent; three never")
+}
