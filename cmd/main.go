@@ -66,8 +66,8 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's).")
 	flag.StringVar(&f.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch (default: all).")
 	flag.IntVar(&f.concurrency, "max-concurrent-reconciles", 4, "Delegations reconciled at once.")
-	flag.Float64Var(&f.qps, "kube-api-qps", 50, "Queries per second to the API server.")
-	flag.IntVar(&f.burst, "kube-api-burst", 100, "Burst of queries to the API server.")
+	flag.Float64Var(&f.qps, "kube-api-qps", 200, "Queries per second to the API server.")
+	flag.IntVar(&f.burst, "kube-api-burst", 300, "Burst of queries to the API server.")
 	flag.DurationVar(&f.cancelTimeout, "cancel-timeout", 2*time.Minute, "How long CancelTask is retried before a finalizer lets go.")
 	flag.DurationVar(&f.sendTimeout, "send-timeout", 2*time.Minute,
 		"How long a send may go without a task id before the Delegation fails as Unreachable.")

@@ -94,7 +94,7 @@ func TestMain(m *testing.M) {
 
 func startOperator(ctx context.Context, c *cluster.Cluster, scheme *runtime.Scheme) error {
 	cfg := c.Config()
-	cfg.QPS, cfg.Burst = 50, 100 // the operator's defaults
+	cfg.QPS, cfg.Burst = 200, 300 // the operator's defaults
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
