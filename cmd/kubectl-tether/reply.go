@@ -44,6 +44,13 @@ func replyAllowed(d *v1alpha1.Delegation) error {
 	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
 		return fmt.Errorf("delegation %q is %s: a reply would never be sent", d.Name, d.Status.Phase)
 	}
+	// The operator cancels or lets go of such a task before it sends anything.
+	if d.Spec.Cancel {
+		return fmt.Errorf("delegation %q is being cancelled: a reply would never be sent", d.Name)
+	}
+	if d.Spec.Detach {
+		return fmt.Errorf("delegation %q is being detached: a reply would never be sent", d.Name)
+	}
 	return nil
 }
 

@@ -74,6 +74,8 @@ func TestAppendReplyKeepsAConcurrentAppend(t *testing.T) {
 func TestAppendReplyRefusesWhatCouldNeverBeSent(t *testing.T) {
 	group := dlg("ask", "", v1alpha1.PhaseRunning, time.Minute)
 	done := dlg("ask", "clarifier", v1alpha1.PhaseSucceeded, time.Minute)
+	canceling := dlg("ask", "clarifier", v1alpha1.PhaseInputRequired, time.Minute, func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	detaching := dlg("ask", "clarifier", v1alpha1.PhaseInputRequired, time.Minute, func(d *v1alpha1.Delegation) { d.Spec.Detach = true })
 	tests := []struct {
 		name    string
 		d       *v1alpha1.Delegation
@@ -81,6 +83,8 @@ func TestAppendReplyRefusesWhatCouldNeverBeSent(t *testing.T) {
 	}{
 		{"a group", &group, `delegation "ask" is a group: replies go to one of its tasks`},
 		{"a settled task", &done, `delegation "ask" is Succeeded: a reply would never be sent`},
+		{"a task being cancelled", &canceling, `delegation "ask" is being cancelled: a reply would never be sent`},
+		{"a task being detached", &detaching, `delegation "ask" is being detached: a reply would never be sent`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
