@@ -48,7 +48,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
 		}
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
-			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, err.Error())
+			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(err.Error(), 800))
 		step.Outcome.Message += "; the agent did not confirm the cancel"
 	}
 	if t != nil {

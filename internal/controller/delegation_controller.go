@@ -187,7 +187,8 @@ func (r *DelegationReconciler) recordTransition(before, after *v1alpha1.Delegati
 	if after.Status.Phase == v1alpha1.PhaseFailed || after.Status.Phase == v1alpha1.PhaseCanceled {
 		kind = "Warning"
 	}
-	r.Recorder.Eventf(after, nil, kind, reason, string(after.Status.Phase), "%s: %s", after.Status.Phase, note)
+	// The API server refuses Event notes over 1024 bytes.
+	r.Recorder.Eventf(after, nil, kind, reason, string(after.Status.Phase), "%s", truncate(string(after.Status.Phase)+": "+note, 1024))
 }
 
 // SetupWithManager indexes Delegations by parent and agent, so a parent's or

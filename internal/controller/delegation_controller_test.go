@@ -303,3 +303,30 @@ func TestCyclesAndDeepChainsAreRefused(t *testing.T) {
 	e.g.Expect(d.Status.TaskID).To(BeEmpty())
 	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(3), "root, one and two were sent; three never")
 }
+
+// An agent that fails for a while is retried at the task's poll interval,
+// not with a backoff that grows through the outage (a lease would lapse).
+func TestAgentOutageIsRetriedAtThePollInterval(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("patient", "wait"))
+	e.waitRunning("patient")
+	e.agent.failGets.Store(true)
+	e.g.Eventually(func() string { return e.get("patient").Status.Outcome.Message }, eventually, tick).
+		Should(ContainSubstring("the agent did not answer"))
+	// Six seconds of failures would have grown a backoff past 5 s.
+	time.Sleep(6 * time.Second)
+	e.agent.failGets.Store(false)
+	recovered, before := time.Now(), len(e.agent.Calls("GetTask"))
+	e.g.Eventually(func() int { return len(e.agent.Calls("GetTask")) }, eventually, 20*time.Millisecond).Should(BeNumerically(">", before))
+	e.g.Expect(time.Since(recovered)).To(BeNumerically("<", 3*time.Second), "polled again at the poll interval (200ms), not after a backoff")
+	e.g.Expect(e.get("patient").Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+}
+
+// A group's own deadline ends it even when no child wakes it.
+func TestGroupDeadlineIsEnforced(t *testing.T) {
+	e := setup(t)
+	e.create(&v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "idle"},
+		Spec: v1alpha1.DelegationSpec{Timeout: &metav1.Duration{Duration: time.Second}}})
+	d := e.waitPhase("idle", v1alpha1.PhaseFailed)
+	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureBudgetExhausted))
+}

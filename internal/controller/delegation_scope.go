@@ -83,6 +83,8 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		if err := r.Patch(ctx, s.d, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Status writes are locked on the version they start from.
+		s.base.ResourceVersion = s.d.ResourceVersion
 	}
 	return ctrl.Result{}, nil
 }

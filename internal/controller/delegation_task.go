@@ -63,7 +63,11 @@ func (r *DelegationReconciler) runGroup(ctx context.Context, s *scope, step dele
 		}
 	}
 	r.setPhase(s, step)
-	return ctrl.Result{}, nil
+	if delegation.Settled(step.Phase) {
+		return ctrl.Result{}, nil
+	}
+	// Children wake a group; only its deadline needs a timer.
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
 
 // reserve takes this Delegation's grant from its parent; when the parent is
@@ -146,7 +150,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 	if spec.TaskID != "" {
 		t, err := c.Get(ctx, spec.TaskID, spec.Lease != nil)
 		if err != nil {
-			return r.remoteError(s, err)
+			return r.remoteError(ctx, s, err)
 		}
 		st.TaskID, st.ContextID = t.ID, t.ContextID
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
@@ -168,7 +172,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			// ListTasks answers without artifacts: read the task in full, so
 			// one that already finished keeps its result.
 			if t, err = c.Get(ctx, t.ID, spec.Lease != nil); err != nil {
-				return r.remoteError(s, err)
+				return r.remoteError(ctx, s, err)
 			}
 			return r.applyTask(ctx, s, c, t)
 		}
@@ -274,23 +278,29 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	c, err := r.client(ctx, s)
 	if err != nil {
-		return ctrl.Result{}, err
+		return r.remoteError(ctx, s, err)
 	}
 	t, err := c.Get(ctx, s.d.Status.TaskID, s.d.Spec.Lease != nil)
 	if err != nil {
-		return r.remoteError(s, err)
+		return r.remoteError(ctx, s, err)
 	}
 	return r.applyTask(ctx, s, c, t)
 }
 
-// remoteError turns a failed read into a decision: a lost task fails, any
-// other error is retried at the poll interval.
-func (r *DelegationReconciler) remoteError(s *scope, err error) (ctrl.Result, error) {
+// remoteError turns a failed call into a decision: a lost task fails; any
+// other error is shown in the outcome and retried at the task's own cadence
+// (poll, lease renewal, deadline), not with the controller's growing backoff
+// that would let a lease lapse or a deadline slip.
+func (r *DelegationReconciler) remoteError(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
 	if a2a.IsTaskNotFound(err) {
 		r.setPhase(s, delegation.Lost())
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, err
+	logf.FromContext(ctx).Info("agent call failed; will retry", "error", err.Error())
+	if o := s.d.Status.Outcome; o != nil {
+		o.Message = truncate("the agent did not answer: "+err.Error(), maxOutcomeMessage)
+	}
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
 }
 
 // applyTask records what the agent reported and does what Follow decides.
@@ -318,7 +328,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 			// Agents may refuse a reply for a moment after asking for input
 			// (the task is not yet free): retry rather than fail the task.
 			st.RepliesSent--
-			return ctrl.Result{}, err
+			return r.remoteError(ctx, s, err)
 		}
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, step)

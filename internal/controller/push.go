@@ -116,12 +116,11 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unreadable body", http.StatusBadRequest)
 		return
 	}
+	// An unknown name and a wrong token get the same answer, so callers
+	// without a token learn nothing about which Delegations exist.
 	var d v1alpha1.Delegation
-	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil {
-		http.Error(w, "unknown delegation", http.StatusNotFound)
-		return
-	}
-	if !hmac.Equal([]byte(presentedToken(r)), []byte(p.token(&d))) {
+	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil ||
+		!hmac.Equal([]byte(presentedToken(r)), []byte(p.token(&d))) {
 		http.Error(w, "bad notification token", http.StatusUnauthorized)
 		return
 	}
@@ -131,7 +130,7 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	select {
 	case p.events <- event.GenericEvent{Object: &d}:
-	default: // a full queue already holds a requeue; polling covers the rest
+	default: // the controller is behind; this task's poll or renewal still comes
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

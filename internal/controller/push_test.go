@@ -85,6 +85,7 @@ func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 	g.Expect(post(path, "A2A-Notification-Token", "forged", `{"task":{"id":"task-1"}}`)).To(Equal(http.StatusUnauthorized))
 	g.Expect(post(path, "", "", `{"task":{"id":"task-1"}}`)).To(Equal(http.StatusUnauthorized))
 	g.Expect(post(path, "A2A-Notification-Token", target.Token, `{"task":{"id":"someone-else"}}`)).To(Equal(http.StatusBadRequest))
-	g.Expect(post("/push/"+ns+"/missing", "A2A-Notification-Token", target.Token, `{}`)).To(Equal(http.StatusNotFound))
+	g.Expect(post("/push/"+ns+"/missing", "A2A-Notification-Token", target.Token, `{}`)).To(Equal(http.StatusUnauthorized),
+		"an unknown name answers like a bad token")
 	g.Expect(p.events).To(HaveLen(3), "each accepted notification requeues the Delegation")
 }

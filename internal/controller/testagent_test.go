@@ -41,6 +41,8 @@ type testAgent struct {
 	// failLists makes ListTasks answer 503, as an agent that is briefly
 	// unable to look tasks up.
 	failLists atomic.Bool
+	// failGets makes GetTask answer 502, as an agent behind a failing proxy.
+	failGets atomic.Bool
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -120,6 +122,10 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		ta.mu.Lock()
 		ta.calls = append(ta.calls, c)
 		ta.mu.Unlock()
+		if req.Method == "GetTask" && ta.failGets.Load() {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
 		if req.Method == "ListTasks" && ta.failLists.Load() {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return

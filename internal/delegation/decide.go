@@ -198,7 +198,8 @@ func Follow(o Observation, t *a2a.Task) Step {
 		if t.State == a2a.StateAuthRequired {
 			phase, reason = v1alpha1.PhaseAuthRequired, ReasonAuthRequired
 		}
-		if int(o.Status.RepliesSent) < len(o.Spec.Replies) {
+		// Replies answer a question; an auth challenge is met out of band.
+		if t.State == a2a.StateInputRequired && int(o.Status.RepliesSent) < len(o.Spec.Replies) {
 			return Step{Kind: StepReply, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: "reply sent"}}
 		}
 		return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: t.StatusText}}

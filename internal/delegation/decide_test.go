@@ -452,8 +452,8 @@ func TestFollow(t *testing.T) {
 			expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired, message: "sign in"}},
 		{"AuthRequired with every reply sent hands the task back", observe(replies([]string{"token"}, 1)),
 			a2a.Task{State: a2a.StateAuthRequired}, expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
-		{"AuthRequired with a reply pending sends it", observe(replies([]string{"token"}, 0)),
-			a2a.Task{State: a2a.StateAuthRequired}, reply},
+		{"AuthRequired never sends replies: an auth challenge is met out of band", observe(replies([]string{"token"}, 0)),
+			a2a.Task{State: a2a.StateAuthRequired}, expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
 
 		{"Working runs", observe(), a2a.Task{State: a2a.StateWorking, StatusText: "thinking"}, working},
 		{"Submitted runs", observe(), a2a.Task{State: a2a.StateSubmitted, StatusText: "thinking"}, working},
