@@ -111,7 +111,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.agentRef) == has(oldSelf.agentRef) && (!has(self.agentRef) || self.agentRef.name == oldSelf.agentRef.name)",message="agentRef is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.message) || (has(self.message) && self.message == oldSelf.message)",message="message is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.taskID) || (has(self.taskID) && self.taskID == oldSelf.taskID)",message="taskID is immutable once set"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && oldSelf.replies.all(r, r in self.replies))",message="replies can only be appended"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && self.replies.slice(0, size(oldSelf.replies)) == oldSelf.replies)",message="replies can only be appended"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="cancel cannot be undone"
 type DelegationSpec struct {
 	// agentRef names the Agent that runs the task. Without it the Delegation is
@@ -214,12 +214,16 @@ type Outcome struct {
 
 // Artifact is one output of the task, bounded in size.
 type Artifact struct {
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Name string `json:"name,omitempty"`
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	MediaType string `json:"mediaType,omitempty"`
+	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	Text string `json:"text,omitempty"`
+	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	URL string `json:"url,omitempty"`
 }

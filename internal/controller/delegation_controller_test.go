@@ -330,3 +330,29 @@ func TestGroupDeadlineIsEnforced(t *testing.T) {
 	d := e.waitPhase("idle", v1alpha1.PhaseFailed)
 	e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureBudgetExhausted))
 }
+
+// The garbage collector deletes a Detach child with its parent; the child's
+// task is left running (its lease bounds it), not cancelled.
+func TestDeletingTheParentLeavesDetachChildrenRunning(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("parent", "wait"))
+	parentTask := e.waitRunning("parent").Status.TaskID
+	e.create(e.task("free", "wait", childOf("parent"), func(d *v1alpha1.Delegation) {
+		d.Spec.ParentClosePolicy = v1alpha1.ParentClosePolicyDetach
+	}))
+	childTask := e.waitRunning("free").Status.TaskID
+
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("parent"))).To(Succeed())
+	e.g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(context.Background(), clientKey(e.get("free")), &v1alpha1.Delegation{})) ||
+			e.agent.Cancelled(parentTask)
+	}, eventually, tick).Should(BeTrue())
+	// What the garbage collector would do next.
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("free"))).To(Succeed())
+	e.g.Eventually(func() bool {
+		err := k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "free"}, &v1alpha1.Delegation{})
+		return apierrors.IsNotFound(err)
+	}, eventually, tick).Should(BeTrue())
+	e.g.Expect(e.agent.Cancelled(parentTask)).To(BeTrue())
+	e.g.Expect(e.agent.Cancelled(childTask)).To(BeFalse(), "a Detach child's task is never cancelled for its parent")
+}

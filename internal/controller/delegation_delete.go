@@ -27,7 +27,11 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
-	if needsCancel(d) {
+	reason := r.deleteReason(ctx, d)
+	// A Detach child outlives its parent: the garbage collector deletes the
+	// object, but the task is left running and its lease bounds it.
+	detached := reason == delegation.ReasonParentDeleted && d.Spec.ParentClosePolicy == v1alpha1.ParentClosePolicyDetach
+	if needsCancel(d) && !detached {
 		s := &scope{d: d, base: d.DeepCopy(), now: now}
 		if _, err := r.reconcileAgent(ctx, s); err != nil {
 			return ctrl.Result{}, err
@@ -49,7 +53,6 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
 					"released the finalizer after %s without a confirmed cancel of task %s: %s", r.Options.CancelTimeout, d.Status.TaskID, truncate(err.Error(), 700))
 			} else {
-				reason := r.deleteReason(ctx, d)
 				if reason == delegation.ReasonParentDeleted {
 					cascadeCancels.WithLabelValues(reason).Inc()
 				}
@@ -97,7 +100,10 @@ func (r *DelegationReconciler) settleDeleted(ctx context.Context, d *v1alpha1.De
 	if err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: ref.Name}, &parent); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !parent.DeletionTimestamp.IsZero() || !delegation.HasReservation(parent.Status.Budget, string(d.UID)) {
+	// No check of the cached ledger: it may not show a reservation made a
+	// moment ago. The update reads the parent fresh, and settling a child
+	// without an entry changes nothing.
+	if !parent.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	var charged v1alpha1.Meters

@@ -72,7 +72,7 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		s.parent, s.parentObj = &delegation.Parent{}, nil
 		return ctrl.Result{}, nil
 	}
-	if !delegation.Started(&s.d.Status) {
+	if s.d.Status.StartTime == nil { // checked once, before anything starts
 		s.treeErr = r.checkChain(ctx, s.d)
 	}
 	if metav1.GetControllerOf(s.d) == nil && !s.parent.Deleting {

@@ -47,9 +47,15 @@ func boundedResult(t *a2a.Task, limit int) *v1alpha1.Result {
 			res.Truncated = true
 			break
 		}
-		text, cut := truncateFlag(a.Text, 4096)
-		res.Truncated = res.Truncated || cut
-		res.Artifacts = append(res.Artifacts, v1alpha1.Artifact{Name: a.Name, MediaType: a.MediaType, Text: text, URL: a.URL})
+		text, cutText := truncateFlag(a.Text, 4096)
+		name, cutName := truncateFlag(a.Name, 256)
+		mediaType, cutType := truncateFlag(a.MediaType, 256)
+		url := a.URL
+		if len(url) > 2048 {
+			url = "" // a cut URL points nowhere
+		}
+		res.Truncated = res.Truncated || cutText || cutName || cutType || url != a.URL
+		res.Artifacts = append(res.Artifacts, v1alpha1.Artifact{Name: name, MediaType: mediaType, Text: text, URL: url})
 	}
 	if res.Text == "" && len(res.Artifacts) == 0 {
 		return nil

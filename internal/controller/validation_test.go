@@ -91,6 +91,9 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 		{"parentRef", func(d *v1alpha1.Delegation) { d.Spec.ParentRef.Name = "other" }, "parentRef is immutable"},
 		{"agentRef", func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "other" }, "agentRef is immutable"},
 		{"replies rewritten", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"one"} }, "replies can only be appended"},
+		{"a reply inserted before the others", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"zero", "one", "two"} },
+			"replies can only be appended"},
+		{"replies reordered", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"two", "one", "three"} }, "replies can only be appended"},
 		{"cancel undone", func(d *v1alpha1.Delegation) { d.Spec.Cancel = false }, "cancel cannot be undone"},
 	}
 	for _, tt := range tests {

@@ -101,7 +101,8 @@ func Settle(b *v1alpha1.BudgetStatus, uid string, charge func(reservation v1alph
 // Charge is what a settled child costs its parent:
 //   - a send the agent refused is refunded;
 //   - a task that settled at the agent with a spend report, and a group, are
-//     charged what they spent;
+//     charged what they spent plus what their own children still hold (those
+//     children settle later into this ledger, which is already rolled up);
 //   - any other end (cancel, deadline, lost task, detach, unreachable) keeps
 //     the whole reservation.
 func Charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reservation v1alpha1.Meters) v1alpha1.Meters {
@@ -117,7 +118,14 @@ func Charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reserv
 			return nil
 		}
 		Recompute(st.Budget)
-		return st.Budget.Spent
+		total := v1alpha1.Meters{}
+		for m, n := range st.Budget.Spent {
+			total[m] += n
+		}
+		for m, n := range st.Budget.Reserved {
+			total[m] += n
+		}
+		return emptyToNil(total)
 	}
 	return reservation
 }

@@ -127,6 +127,12 @@ func TestChargeFollowsTheRefundRules(t *testing.T) {
 			&v1alpha1.BudgetStatus{Charged: v1alpha1.Meters{"tokens": 70}}), v1alpha1.Meters{"tokens": 70}},
 		{"a report includes what the task's own children were charged", agentTask, settled(ReasonCompleted,
 			&v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{"tokens": 10}, Charged: v1alpha1.Meters{"tokens": 40}}), v1alpha1.Meters{"tokens": 50}},
+		{"what the task's children still hold is charged too", agentTask, settled(ReasonCompleted,
+			&v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{"tokens": 10}, Reservations: []v1alpha1.Reservation{
+				{UID: "c", Meters: v1alpha1.Meters{"tokens": 25}}}}), v1alpha1.Meters{"tokens": 35}},
+		{"a group that settles with active children is charged their reservations", group, settled(ReasonRequested,
+			&v1alpha1.BudgetStatus{Charged: v1alpha1.Meters{"tokens": 5}, Reservations: []v1alpha1.Reservation{
+				{UID: "c", Meters: v1alpha1.Meters{"tokens": 300}}}}), v1alpha1.Meters{"tokens": 305}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,7 +121,7 @@ func cancelTrigger(o Observation) (Step, bool) {
 		switch {
 		case p.Deleting:
 			return canceled(ReasonParentDeleted, "the parent is being deleted"), true
-		case !p.Found && Started(st):
+		case !p.Found && (Started(st) || st.StartTime != nil):
 			return canceled(ReasonParentDeleted, "the parent no longer exists"), true
 		case p.Phase == v1alpha1.PhaseCanceled:
 			return canceled(ReasonParentEnded, "the parent was cancelled"), true
