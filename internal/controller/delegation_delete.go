@@ -51,7 +51,8 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 					return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, nil
 				}
 				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
-					"released the finalizer after %s without a confirmed cancel of task %s: %s", r.Options.CancelTimeout, d.Status.TaskID, truncate(err.Error(), 700))
+					"released the finalizer after %s without a confirmed cancel of task %s: %s",
+					r.Options.CancelTimeout, d.Status.TaskID, truncate(err.Error(), 700))
 			} else {
 				if reason == delegation.ReasonParentDeleted {
 					cascadeCancels.WithLabelValues(reason).Inc()
