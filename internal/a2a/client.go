@@ -22,8 +22,11 @@ const (
 	opGet         = "GetTask"
 	opCancel      = "CancelTask"
 	opList        = "ListTasks"
-	listPageSize  = 100
-	listPageLimit = 20 // a context with more than 2000 tasks is not one we adopt from
+	listPageSize  = 50
+	listPageLimit = 40 // a context with more than 2000 tasks is not one we adopt from
+	// listHistory is how many recent messages each listed task carries: enough
+	// to find the client's own message ids, small enough for the size bound.
+	listHistory = 8
 )
 
 // Dial reads the agent card and returns a client for the interface it chose.
@@ -177,7 +180,9 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 	token := ""
 	for range listPageLimit {
 		pctx, ci := withCallInfo(ctx)
-		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: listPageSize, PageToken: token})
+		history := listHistory
+		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: listPageSize, PageToken: token,
+			HistoryLength: &history})
 		if err != nil {
 			err = ci.wrap(opList, err)
 			var e *Error

@@ -74,6 +74,11 @@ func taskFromWire(t *a2a.Task) *Task {
 		results = append(results, texts...)
 	}
 	out.ResultText = strings.Join(results, "\n")
+	for _, m := range t.History {
+		if m != nil && m.Role == a2a.MessageRoleUser && m.ID != "" {
+			out.MessageIDs = append(out.MessageIDs, m.ID)
+		}
+	}
 	if out.ResultText == "" && out.State.Terminal() {
 		out.ResultText = out.StatusText
 	}

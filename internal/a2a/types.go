@@ -73,6 +73,10 @@ type Task struct {
 	LeaseExpiresAt time.Time
 	// Usage is the latest budget report; nil when the agent sent none.
 	Usage *Usage
+	// MessageIDs are the ids of the client's messages in the history the
+	// agent returned (recent ones; empty when it returns no history). They
+	// tell which Delegation a task in a shared context belongs to.
+	MessageIDs []string
 }
 
 // Part is one piece of an outgoing message: exactly one of Text, URL, Data.

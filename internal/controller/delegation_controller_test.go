@@ -356,3 +356,17 @@ func TestDeletingTheParentLeavesDetachChildrenRunning(t *testing.T) {
 	e.g.Expect(e.agent.Cancelled(parentTask)).To(BeTrue())
 	e.g.Expect(e.agent.Cancelled(childTask)).To(BeFalse(), "a Detach child's task is never cancelled for its parent")
 }
+
+// Two Delegations share a context; the second one's answer is lost. It
+// finds its own task by its message id, not its sibling's, and sends once.
+func TestLostAnswerInASharedContextAdoptsItsOwnTask(t *testing.T) {
+	e := setup(t)
+	shared := func(d *v1alpha1.Delegation) { d.Spec.Message.ContextID = "shared-context" }
+	e.create(e.task("first", "wait", shared))
+	first := e.waitRunning("first").Status.TaskID
+	e.agent.dropSends.Store(1)
+	e.create(e.task("second", "wait", shared))
+	second := e.waitRunning("second").Status.TaskID
+	e.g.Expect(second).NotTo(Equal(first))
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(2), "one send each, none repeated")
+}

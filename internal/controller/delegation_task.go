@@ -228,11 +228,7 @@ func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Cli
 	if err != nil || len(tasks) == 0 {
 		return nil, err
 	}
-	userContext := s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != ""
-	if userContext && len(tasks) != 1 {
-		return nil, nil // a shared context: cannot tell which task is ours
-	}
-	return tasks[0], nil
+	return delegation.OwnTask(tasks, string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "")
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {

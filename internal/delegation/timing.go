@@ -6,10 +6,13 @@ SPDX-License-Identifier: Apache-2.0
 package delegation
 
 import (
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 // Deadline is the earliest of the own timeout, the budget's timeout or
@@ -114,3 +117,32 @@ func ContextID(spec *v1alpha1.DelegationSpec, uid string) string {
 	}
 	return "tether-" + uid
 }
+
+// OwnTask picks, among the tasks of a context, the one this Delegation sent:
+// the one whose history holds a message id derived from its UID. Agents that
+// return no history leave only the context to go by, which is this
+// Delegation's alone unless the user chose it (sharedContext).
+func OwnTask(tasks []*a2a.Task, uid string, sharedContext bool) (*a2a.Task, error) {
+	prefix := MessageID(uid, -1)
+	withHistory := false
+	for _, t := range tasks {
+		for _, id := range t.MessageIDs {
+			withHistory = true
+			if strings.HasPrefix(id, prefix) {
+				return t, nil
+			}
+		}
+	}
+	switch {
+	case len(tasks) == 0, withHistory:
+		return nil, nil // none of them is ours: send
+	case sharedContext:
+		return nil, ErrAmbiguousContext
+	}
+	return tasks[0], nil
+}
+
+// ErrAmbiguousContext: a shared context holds tasks whose origin the agent
+// does not tell; sending again could start ours twice, and adopting could
+// take a sibling's.
+var ErrAmbiguousContext = errors.New("the context holds tasks the agent does not say the origin of; cannot tell which one is ours")

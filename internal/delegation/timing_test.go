@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
@@ -234,4 +235,42 @@ func TestContextID(t *testing.T) {
 		To(Equal("tether-3f2a"), "derived when the message names none")
 	g.Expect(ContextID(&v1alpha1.DelegationSpec{TaskID: "task-0"}, "3f2a")).
 		To(Equal("tether-3f2a"), "derived when there is no message (adoption)")
+}
+
+func TestOwnTaskPicksTheTaskThisDelegationSent(t *testing.T) {
+	uid := "u-1"
+	mine := &a2a.Task{ID: "mine", MessageIDs: []string{MessageID(uid, -1), MessageID(uid, 0)}}
+	mineByReply := &a2a.Task{ID: "mine-reply", MessageIDs: []string{MessageID(uid, 2)}}
+	sibling := &a2a.Task{ID: "sibling", MessageIDs: []string{MessageID("u-2", -1)}}
+	silent := &a2a.Task{ID: "silent"}
+	tests := []struct {
+		name    string
+		tasks   []*a2a.Task
+		shared  bool
+		want    string
+		wantErr bool
+	}{
+		{"our first message id marks our task", []*a2a.Task{sibling, mine}, true, "mine", false},
+		{"a reply id marks it as well", []*a2a.Task{sibling, mineByReply}, true, "mine-reply", false},
+		{"only a sibling's task: none is ours, send", []*a2a.Task{sibling}, true, "", false},
+		{"nothing listed: send", nil, false, "", false},
+		{"no history in our own derived context: the task is ours", []*a2a.Task{silent}, false, "silent", false},
+		{"no history in a shared context: cannot tell", []*a2a.Task{silent}, true, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := OwnTask(tt.tasks, uid, tt.shared)
+			if tt.wantErr {
+				g.Expect(err).To(MatchError(ErrAmbiguousContext))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			if tt.want == "" {
+				g.Expect(got).To(BeNil())
+				return
+			}
+			g.Expect(got.ID).To(Equal(tt.want))
+		})
+	}
 }
