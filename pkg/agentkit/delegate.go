@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 )
 
@@ -231,21 +232,20 @@ func outcomeOf(d *v1alpha1.Delegation) (*Outcome, bool) {
 	return o, true
 }
 
-// chargeOf is what the child's hold turns into (design: a settled task is
-// charged its report, a refused send is refunded, any other end keeps the
-// whole reservation).
+// chargeOf is what the child's hold turns into: exactly what the operator
+// charges the parent (internal/delegation.Charge), so the agent's view of
+// its budget never drifts from the parent's ledger. nil keeps the whole hold.
 func chargeOf(d *v1alpha1.Delegation) map[string]int64 {
-	switch d.Status.Phase {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed:
-		if d.Status.Budget != nil {
-			if d.Status.Budget.Spent == nil {
-				return map[string]int64{}
-			}
-			return d.Status.Budget.Spent
-		}
-		if o := d.Status.Outcome; o != nil && o.FailureClass == v1alpha1.FailureRejected {
-			return map[string]int64{}
-		}
+	if !delegation.Settled(d.Status.Phase) {
+		return nil
 	}
-	return nil
+	var grant v1alpha1.Meters
+	if d.Status.Budget != nil {
+		grant = d.Status.Budget.Granted
+	}
+	charge := delegation.Charge(&d.Spec, &d.Status, grant)
+	if charge == nil {
+		return map[string]int64{} // refunded
+	}
+	return charge
 }

@@ -119,7 +119,9 @@ func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 	child.Status.Phase = v1alpha1.PhaseSucceeded
 	child.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed"}
 	child.Status.Result = &v1alpha1.Result{Text: "42"}
-	child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{tokens: 15}}
+	// As the operator writes it: the agent reported 15 of a 40 grant.
+	child.Status.Budget = &v1alpha1.BudgetStatus{Granted: v1alpha1.Meters{tokens: 40}, Reported: v1alpha1.Meters{tokens: 15},
+		Spent: v1alpha1.Meters{tokens: 15}}
 	g.Expect(c.Status().Update(ctx, child)).To(Succeed())
 
 	var r result

@@ -69,8 +69,9 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 		g.Expect(child.Spec.Message.Text).To(HavePrefix("count things fanout=2 (part "))
 
 		child.Status.Phase = v1alpha1.PhaseSucceeded
+		child.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed"}
 		child.Status.Result = &v1alpha1.Result{Text: "counted"}
-		child.Status.Budget = &v1alpha1.BudgetStatus{Spent: v1alpha1.Meters{testMeter: 100}}
+		child.Status.Budget = &v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{testMeter: 100}, Spent: v1alpha1.Meters{testMeter: 100}}
 		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
 	}
 
