@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/delegation"
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 type delegationKey struct{}
