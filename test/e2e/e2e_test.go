@@ -28,7 +28,8 @@ func TestClusterWideInstall(t *testing.T) {
 	ctx := context.Background()
 	g := NewWithT(t)
 	ownsCRDs := !crdsInstalled(t)
-	r := installChart(t, "tether", "tether-e2e-system", "cancelTimeout=20s")
+	runID := newRunID()
+	r := installChart(t, "tether", "tether-e2e-system-"+runID, "cancelTimeout=20s")
 
 	t.Run("ClusterRoleFromMarkers", func(t *testing.T) {
 		g := NewWithT(t)
@@ -54,7 +55,7 @@ func TestClusterWideInstall(t *testing.T) {
 		}
 	})
 
-	workNS := "tether-e2e-work"
+	workNS := "tether-e2e-work-" + runID
 	newNamespace(t, workNS)
 	w := newWorkspace(t, workNS)
 	op := startOperator(t, r)

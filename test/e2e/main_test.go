@@ -13,6 +13,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -145,4 +147,12 @@ func requireCluster(t *testing.T) {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+}
+
+// newRunID makes a test's namespaces its own: those of an earlier run (or
+// -count iteration) may still be terminating.
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

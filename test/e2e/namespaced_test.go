@@ -25,11 +25,12 @@ func TestNamespacedInstall(t *testing.T) {
 	requireCluster(t)
 	ctx := context.Background()
 	g := NewWithT(t)
-	const watched, unwatched = "tether-e2e-team-a", "tether-e2e-team-b"
+	runID := newRunID()
+	watched, unwatched := "tether-e2e-team-a-"+runID, "tether-e2e-team-b-"+runID
 	newNamespace(t, watched)
 	newNamespace(t, unwatched)
 	// Push on too, so its flags meet the real binary.
-	r := installChart(t, "tether-ns", "tether-e2e-ns-system", "watchNamespaces={"+watched+"}", "push.enabled=true")
+	r := installChart(t, "tether-ns", "tether-e2e-ns-system-"+runID, "watchNamespaces={"+watched+"}", "push.enabled=true")
 
 	role := &rbacv1.Role{}
 	g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: watched, Name: "tether-ns-manager"}, role)).To(Succeed())
