@@ -46,7 +46,8 @@ var (
 		Name: "tether_send_adoptions_total", Help: "Tasks found at the agent after a send whose answer was lost, adopted instead of sent again.",
 	})
 	phases = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
-		"Delegations by phase and namespace, as the operator's cache holds them.", []string{"namespace", "phase"}, nil)}
+		"Delegations by namespace, phase and (for Pending) the reason they wait, as the operator's cache holds them.",
+		[]string{"namespace", "phase", "reason"}, nil)}
 )
 
 func init() {
@@ -81,17 +82,22 @@ func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	if err := r.List(context.Background(), &list); err != nil {
 		return
 	}
-	type key struct{ ns, phase string }
+	type key struct{ ns, phase, reason string }
 	counts := map[key]int{}
 	for _, d := range list.Items {
-		phase := string(d.Status.Phase)
-		if phase == "" {
-			phase = string(v1alpha1.PhasePending)
+		k := key{ns: d.Namespace, phase: string(d.Status.Phase)}
+		if k.phase == "" {
+			k.phase = string(v1alpha1.PhasePending)
 		}
-		counts[key{d.Namespace, phase}]++
+		// Only Pending reasons: few values, and the ones an alert needs
+		// (waiting for budget, a parent, an Agent).
+		if k.phase == string(v1alpha1.PhasePending) && d.Status.Outcome != nil {
+			k.reason = d.Status.Outcome.Reason
+		}
+		counts[k]++
 	}
 	for k, n := range counts {
-		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, float64(n), k.ns, k.phase)
+		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, float64(n), k.ns, k.phase, k.reason)
 	}
 }
 

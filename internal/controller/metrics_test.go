@@ -41,5 +41,5 @@ func TestMetricsMeasureRequestsPhasesAndCascades(t *testing.T) {
 	e.g.Eventually(func() string {
 		out, _ := testutil.CollectAndFormat(byPhase, expfmt.TypeTextPlain, "tether_delegations")
 		return string(out)
-	}, eventually, tick).Should(ContainSubstring(`tether_delegations{namespace="` + e.ns + `",phase="Canceled"} 2`))
+	}, eventually, tick).Should(ContainSubstring(`tether_delegations{namespace="` + e.ns + `",phase="Canceled",reason=""} 2`))
 }
