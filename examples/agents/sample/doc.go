@@ -9,5 +9,21 @@ SPDX-License-Identifier: Apache-2.0
 // through child Delegations.
 package sample
 
+import "github.com/a2aproject/a2a-go/v2/a2a"
+
 // textPlain is the only mode the samples read and write.
 const textPlain = "text/plain"
+
+// sampleCard is the card both samples are served with, around their one skill.
+func sampleCard(name, description string, skill a2a.AgentSkill) *a2a.AgentCard {
+	skill.Tags = []string{"sample"}
+	return &a2a.AgentCard{
+		Name:               name,
+		Description:        description,
+		Version:            "0.1.0",
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{textPlain},
+		DefaultOutputModes: []string{textPlain},
+		Skills:             []a2a.AgentSkill{skill},
+	}
+}

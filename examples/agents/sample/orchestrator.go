@@ -62,18 +62,9 @@ type Orchestrator struct {
 
 // OrchestratorCard is the card the sample orchestrator is served with.
 func OrchestratorCard(name string) *a2a.AgentCard {
-	return &a2a.AgentCard{
-		Name:               name,
-		Description:        "Sample orchestrator: splits a task among workers through child Delegations.",
-		Version:            "0.1.0",
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{textPlain},
-		DefaultOutputModes: []string{textPlain},
-		Skills: []a2a.AgentSkill{{
-			ID: "fanout", Name: "Fan out", Tags: []string{"sample"},
-			Description: "Delegates the message to fanout=N workers and summarises their results.",
-		}},
-	}
+	return sampleCard(name, "Sample orchestrator: splits a task among workers through child Delegations.", a2a.AgentSkill{
+		ID: "fanout", Name: "Fan out", Description: "Delegates the message to fanout=N workers and summarises their results.",
+	})
 }
 
 // Execute runs one task: plan, fan out, wait, summarise.

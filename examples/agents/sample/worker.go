@@ -58,18 +58,9 @@ type Worker struct {
 
 // WorkerCard is the card the sample worker is served with.
 func WorkerCard(name string) *a2a.AgentCard {
-	return &a2a.AgentCard{
-		Name:               name,
-		Description:        "Sample worker: does a few steps and reports what it spent.",
-		Version:            "0.1.0",
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:  []string{textPlain},
-		DefaultOutputModes: []string{textPlain},
-		Skills: []a2a.AgentSkill{{
-			ID: "work", Name: "Work", Tags: []string{"sample"},
-			Description: "Works through steps; message words ask, fail, refuse, forever, steps=N, delay=D, spend=N change how.",
-		}},
-	}
+	return sampleCard(name, "Sample worker: does a few steps and reports what it spent.", a2a.AgentSkill{
+		ID: "work", Name: "Work", Description: "Works through steps; message words ask, fail, refuse, forever, steps=N, delay=D, spend=N change how.",
+	})
 }
 
 // plan is what one task asks for.
