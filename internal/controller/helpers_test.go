@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/test/objects"
 )
 
 const (
@@ -82,22 +83,16 @@ func (e *env) create(d *v1alpha1.Delegation) {
 	e.g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
 }
 
-func (e *env) get(name string) *v1alpha1.Delegation {
-	d := &v1alpha1.Delegation{}
-	e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, d)).To(Succeed())
-	return d
+func (e *env) objects() objects.Namespace {
+	return objects.Namespace{Client: k8sClient, Name: e.ns, Timeout: eventually, Poll: tick}
 }
+
+func (e *env) get(name string) *v1alpha1.Delegation { return e.objects().Get(e.g, name) }
 
 // waitPhase waits for a phase and returns the Delegation in it.
 func (e *env) waitPhase(name string, phase v1alpha1.Phase) *v1alpha1.Delegation {
 	e.t.Helper()
-	var d *v1alpha1.Delegation
-	e.g.Eventually(func(g Gomega) {
-		d = &v1alpha1.Delegation{}
-		g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, d)).To(Succeed())
-		g.Expect(d.Status.Phase).To(Equal(phase), "outcome: %+v", d.Status.Outcome)
-	}, eventually, tick).Should(Succeed())
-	return d
+	return e.objects().WaitPhase(e.g, name, phase)
 }
 
 // waitRunning waits until the task was sent and is being followed.
@@ -111,11 +106,7 @@ func (e *env) waitRunning(name string) *v1alpha1.Delegation {
 // update changes a Delegation's spec, retrying on conflicts.
 func (e *env) update(name string, mutate func(*v1alpha1.Delegation)) {
 	e.t.Helper()
-	e.g.Eventually(func() error {
-		d := e.get(name)
-		mutate(d)
-		return k8sClient.Update(context.Background(), d)
-	}, eventually, tick).Should(Succeed())
+	e.objects().Update(e.g, name, mutate)
 }
 
 func clientKey(d *v1alpha1.Delegation) types.NamespacedName {

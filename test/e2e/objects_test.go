@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/test/objects"
 )
 
 const (
@@ -91,11 +92,13 @@ func (w *workspace) task(name, text, parent string) *v1alpha1.Delegation {
 	return d
 }
 
+func (w *workspace) objects() objects.Namespace {
+	return objects.Namespace{Client: kube, Name: w.ns, Timeout: timeout, Poll: tick}
+}
+
 func (w *workspace) get(name string) *v1alpha1.Delegation {
 	w.t.Helper()
-	d := &v1alpha1.Delegation{}
-	w.g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, d)).To(Succeed())
-	return d
+	return w.objects().Get(w.g, name)
 }
 
 func (w *workspace) getIfExists(name string) (*v1alpha1.Delegation, error) {
@@ -105,13 +108,7 @@ func (w *workspace) getIfExists(name string) (*v1alpha1.Delegation, error) {
 
 func (w *workspace) waitPhase(name string, phase v1alpha1.Phase) *v1alpha1.Delegation {
 	w.t.Helper()
-	var d *v1alpha1.Delegation
-	w.g.Eventually(func(g Gomega) {
-		d = &v1alpha1.Delegation{}
-		g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, d)).To(Succeed())
-		g.Expect(d.Status.Phase).To(Equal(phase), "%s: outcome %+v", name, d.Status.Outcome)
-	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
-	return d
+	return w.objects().WaitPhase(w.g, name, phase)
 }
 
 func (w *workspace) waitGone(name string) {
@@ -124,11 +121,7 @@ func (w *workspace) waitGone(name string) {
 
 func (w *workspace) update(name string, mutate func(*v1alpha1.Delegation)) {
 	w.t.Helper()
-	w.g.Eventually(func() error {
-		d := w.get(name)
-		mutate(d)
-		return kube.Update(context.Background(), d)
-	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+	w.objects().Update(w.g, name, mutate)
 }
 
 // outcome is what one watch event showed of a Delegation.

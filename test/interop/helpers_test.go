@@ -14,11 +14,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/test/cluster"
+	"github.com/tether-dev/tether/test/objects"
 )
 
 const (
@@ -101,23 +101,19 @@ func (e *env) create(d *v1alpha1.Delegation) {
 	e.g.Expect(kube.Create(context.Background(), d)).To(Succeed())
 }
 
+func (e *env) objects() objects.Namespace {
+	return objects.Namespace{Client: kube, Name: e.ns, Timeout: eventually, Poll: tick}
+}
+
 func (e *env) get(name string) *v1alpha1.Delegation {
 	e.t.Helper()
-	d := &v1alpha1.Delegation{}
-	e.g.Expect(kube.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, d)).To(Succeed())
-	return d
+	return e.objects().Get(e.g, name)
 }
 
 // waitPhase waits for a phase and returns the Delegation in it.
 func (e *env) waitPhase(name string, phase v1alpha1.Phase) *v1alpha1.Delegation {
 	e.t.Helper()
-	var d *v1alpha1.Delegation
-	e.g.Eventually(func(g Gomega) {
-		d = &v1alpha1.Delegation{}
-		g.Expect(kube.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, d)).To(Succeed())
-		g.Expect(d.Status.Phase).To(Equal(phase), "outcome: %+v", d.Status.Outcome)
-	}, eventually, tick).Should(Succeed())
-	return d
+	return e.objects().WaitPhase(e.g, name, phase)
 }
 
 // waitRunning waits until the task was sent and the agent logged it.
@@ -138,11 +134,7 @@ func (e *env) waitLogged(s string) {
 // update changes a Delegation's spec, retrying on conflicts.
 func (e *env) update(name string, mutate func(*v1alpha1.Delegation)) {
 	e.t.Helper()
-	e.g.Eventually(func() error {
-		d := e.get(name)
-		mutate(d)
-		return kube.Update(context.Background(), d)
-	}, eventually, tick).Should(Succeed())
+	e.objects().Update(e.g, name, mutate)
 }
 
 // readBack reads a task from the agent with tether's A2A client, as the
