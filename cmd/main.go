@@ -28,6 +28,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
 )
 
@@ -54,6 +55,9 @@ type flags struct {
 	resultTextLimit            int
 	pushListen, pushURL        string
 	pushKeyFile                string
+	maxCallsPerAgent           int
+	maxCallTimeout             time.Duration
+	agentConcurrency           int
 }
 
 func parseFlags() (flags, zap.Options) {
@@ -79,6 +83,11 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.pushURL, "push-url", "",
 		"URL agents post notifications to, reaching --push-listen (e.g. http://tether-push.tether-system.svc:8082).")
 	flag.StringVar(&f.pushKeyFile, "push-key-file", "", "File holding the key that signs notification tokens (default: a random key per start).")
+	flag.IntVar(&f.maxCallsPerAgent, "max-calls-per-agent", 64,
+		"Cap on A2A calls in flight to one Agent at once, whatever its spec.maxConcurrentCalls (default 8) asks.")
+	flag.DurationVar(&f.maxCallTimeout, "max-call-timeout", agentio.DefaultMaxCallTimeout,
+		"Cap on every A2A call's deadline, whatever the Agent's spec.requestTimeout asks.")
+	flag.IntVar(&f.agentConcurrency, "agent-concurrent-reconciles", 4, "Agents (card reads) reconciled at once.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -157,11 +166,12 @@ func run(f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	connector := &controller.AgentConnector{
+	connector := &agentio.Connector{
 		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, MaxResponseBytes: f.maxResponseBytes,
 	}
 	recorder := mgr.GetEventRecorder("tether")
-	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder}
+	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder,
+		MaxConcurrentReconciles: f.agentConcurrency, MaxCallTimeout: f.maxCallTimeout}
 	if err := agents.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -173,6 +183,7 @@ func run(f flags) error {
 	if err := (&controller.DelegationReconciler{
 		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,
+		Calls: agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout),
 		Options: controller.Options{
 			CancelTimeout: f.cancelTimeout, SendTimeout: f.sendTimeout, MaxDepth: f.maxDepth,
 			ResultTextLimit: f.resultTextLimit, MaxConcurrentReconciles: f.concurrency,

@@ -85,6 +85,22 @@ type AgentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="pollInterval must be between 100ms and 1h"
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// maxConcurrentCalls bounds the A2A calls in flight to this agent at
+	// once (sends, reads, renewals, cancels). Calls beyond it wait in the
+	// Agent's own queue, cancels and renewals ahead of new sends; the
+	// operator's --max-calls-per-agent caps it. Default 8.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	MaxConcurrentCalls *int32 `json:"maxConcurrentCalls,omitempty"`
+	// maxConcurrentTasks bounds the tasks running at this agent at once.
+	// Delegations over it stay Pending with reason AgentAtCapacity and start
+	// in creation order as tasks settle. Unset means no bound.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	MaxConcurrentTasks *int32 `json:"maxConcurrentTasks,omitempty"`
 	// cardRefreshInterval is how often the agent card is read again.
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string

@@ -14,6 +14,12 @@ import (
 // cancel bound passed).
 const Finalizer = "delegation.tether.dev/cancel"
 
+// AnnotationSendStarted records (RFC 3339) that the first message may have
+// reached the agent. The operator writes it together with the finalizer, in
+// one optimistic-locked patch, before it sends; after a restart it looks
+// the task up instead of sending twice. status.sendStarted mirrors it.
+const AnnotationSendStarted = "delegation.tether.dev/send-started"
+
 // LocalRef names an object in the same namespace.
 type LocalRef struct {
 	// +kubebuilder:validation:MinLength=1

@@ -142,6 +142,16 @@ func (in *AgentSpec) DeepCopyInto(out *AgentSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.MaxConcurrentCalls != nil {
+		in, out := &in.MaxConcurrentCalls, &out.MaxConcurrentCalls
+		*out = new(int32)
+		**out = **in
+	}
+	if in.MaxConcurrentTasks != nil {
+		in, out := &in.MaxConcurrentTasks, &out.MaxConcurrentTasks
+		*out = new(int32)
+		**out = **in
+	}
 	if in.CardRefreshInterval != nil {
 		in, out := &in.CardRefreshInterval, &out.CardRefreshInterval
 		*out = new(v1.Duration)

@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -16,10 +17,12 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -34,6 +37,11 @@ type AgentReconciler struct {
 	client.Client
 	Connector *AgentConnector
 	Recorder  events.EventRecorder
+	// MaxConcurrentReconciles is the number of workers (default 4): card
+	// reads of different Agents run side by side.
+	MaxConcurrentReconciles int
+	// MaxCallTimeout caps a card read, whatever the Agent's requestTimeout.
+	MaxCallTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch
@@ -85,7 +93,20 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return ctrl.Result{RequeueAfter: refresh}, nil
 }
 
+// resolve reads the card under its own deadline, so a hung card server
+// holds one worker for at most that long and delays only its own Agent
+// (controller-runtime never reconciles one Agent on two workers at once, so
+// a card read needs no pool of its own).
 func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*a2a.Card, error) {
+	timeout := r.MaxCallTimeout
+	if timeout <= 0 {
+		timeout = agentio.DefaultMaxCallTimeout
+	}
+	if t := agent.Spec.RequestTimeout; t != nil && t.Duration < timeout {
+		timeout = t.Duration
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	ep, err := r.Connector.Endpoint(ctx, agent, "")
 	if err != nil {
 		return nil, err
@@ -120,6 +141,7 @@ func withoutRefreshTime(st v1alpha1.AgentStatus) v1alpha1.AgentStatus {
 func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Agent{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.MaxConcurrentReconciles, 4)}).
 		Named("agent").
 		Complete(r)
 }

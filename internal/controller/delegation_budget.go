@@ -46,6 +46,10 @@ func (r *DelegationReconciler) reserveFromParent(ctx context.Context, s *scope) 
 	if s.parentObj == nil || !delegation.NeedsReservation(s.parentGranted()) {
 		return nil, nil
 	}
+	// The finalizer first: deleting this child must give the reservation back.
+	if err := r.ensureFinalizer(ctx, s); err != nil {
+		return nil, err
+	}
 	grant := delegation.Grant(&s.d.Spec, s.parentGranted())
 	err = r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
 		changed, short := delegation.Reserve(b, s.d.Name, string(s.d.UID), grant)

@@ -9,28 +9,27 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// cancelTask sends CancelTask (when a task exists) and settles. A failing
-// cancel is retried until --cancel-timeout, then the Delegation settles with
-// a Warning; the lease bounds the orphan.
+// cancelTask sends CancelTask (when a task may exist) and settles once the
+// answer is in. A failing cancel is retried until --cancel-timeout, then
+// the Delegation settles with a Warning; the lease bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
-	if st.TaskID == "" && st.SendStarted != nil && s.agent != nil {
-		if c, err := r.client(ctx, s); err == nil {
-			if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
-				st.TaskID, st.ContextID = t.ID, t.ContextID
-			}
-		}
+	if waiting := r.settleSend(s); waiting {
+		return ctrl.Result{}, nil
 	}
-	if st.TaskID == "" {
+	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
+	if !answered && (st.TaskID == "" && st.SendStarted == nil || st.TaskID == "" && s.agent == nil) {
 		r.setPhase(s, step)
 		return ctrl.Result{}, nil
 	}
@@ -41,8 +40,44 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 		now := metav1.NewTime(s.now)
 		st.CancelRequested = &now
 	}
-	t, err := r.sendCancel(ctx, s)
-	if err != nil {
+	if !answered {
+		if s.agent == nil {
+			res, answered = agentio.Result{Err: errors.New("the Agent no longer exists")}, true
+		} else {
+			if !r.Calls.State(callKey(s.d, agentio.KindCancel)).Pending {
+				r.dispatchCancel(s.d, s.agent)
+			}
+			// The answer wakes this Delegation; the bound still holds.
+			return ctrl.Result{RequeueAfter: max(r.Options.CancelTimeout-s.now.Sub(st.CancelRequested.Time), time.Second)}, nil
+		}
+	}
+	return r.applyCancel(ctx, s, step, res)
+}
+
+// settleSend makes sure no send is on its way before a cancel: a send still
+// queued is dropped; a running one is waited for, and its task id taken,
+// so the cancel reaches the task it started.
+func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
+	key := callKey(s.d, agentio.KindSend)
+	if r.Calls.State(key).Pending && !r.Calls.Drop(key) {
+		return true
+	}
+	if res, ok := r.take(s, key); ok && s.d.Status.TaskID == "" {
+		if out, _ := res.Value.(sendOutcome); out.task != nil && out.task.ID != "" {
+			s.d.Status.TaskID, s.d.Status.ContextID = out.task.ID, out.task.ContextID
+		}
+	}
+	return false
+}
+
+// applyCancel records the answer to a CancelTask.
+func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Result) (ctrl.Result, error) {
+	st := &s.d.Status
+	out, _ := res.Value.(cancelOutcome)
+	if st.TaskID == "" && out.taskID != "" {
+		st.TaskID = out.taskID
+	}
+	if err := res.Err; err != nil {
 		if s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout {
 			logf.FromContext(ctx).Info("cancel failed; retrying", "error", err.Error())
 			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
@@ -51,7 +86,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(err.Error(), 800))
 		step.Outcome.Message += "; the agent did not confirm the cancel"
 	}
-	if t != nil {
+	if t := out.task; t != nil {
 		st.RemoteState = string(t.State)
 		// The task's last report: what it is charged when it finished
 		// before the cancel arrived.
@@ -64,19 +99,4 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	}
 	r.setPhase(s, step)
 	return ctrl.Result{}, nil
-}
-
-func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.Task, error) {
-	if s.agent == nil {
-		return nil, errors.New("the Agent no longer exists")
-	}
-	c, err := r.client(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.Cancel(ctx, s.d.Status.TaskID)
-	if a2a.IsTaskNotFound(err) {
-		return nil, nil // nothing left to cancel
-	}
-	return t, err
 }

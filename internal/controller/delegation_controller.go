@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -25,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -75,12 +79,23 @@ type DelegationReconciler struct {
 	// APIReader reads around the cache: a send is only made from a fresh read.
 	APIReader client.Reader
 	Connector *AgentConnector
+	// Calls runs every A2A call on the Agent's pool; nil builds one with
+	// the defaults.
+	Calls *agentio.Dispatcher
+	// Scheduler renews and polls running tasks; nil builds one.
+	Scheduler *agentio.Scheduler
 	Recorder  events.EventRecorder
 	Options   Options
 	// Push, when set, is registered with agents that push notifications.
 	Push *PushReceiver
-	// Now is the clock; tests may replace it.
-	Now func() time.Time
+	// Clock is the clock; tests may replace it.
+	Clock clock.PassiveClock
+
+	admission admission
+	cascaded  cascaded
+	// handled is the resourceVersion each Delegation had when this process
+	// last finished a pass on it.
+	handled sync.Map
 	// afterCharge, when set, runs after a child charged its parent and
 	// before its own status is written: tests stop the operator there.
 	afterCharge func(ctx context.Context)
@@ -95,9 +110,17 @@ type DelegationReconciler struct {
 func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	d := &v1alpha1.Delegation{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Scheduler.Untrack(req.NamespacedName)
+			r.Calls.Forget(req.NamespacedName)
+			r.handled.Delete(req.NamespacedName)
+			r.cascaded.reason(req.NamespacedName, true)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !d.DeletionTimestamp.IsZero() {
+		r.Scheduler.Untrack(req.NamespacedName)
+		r.cascadeCancel(ctx, d, delegation.ReasonParentDeleted)
 		return r.reconcileDelete(ctx, d)
 	}
 	defer func() {
@@ -106,17 +129,41 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			res, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 	}()
-	if base := d.DeepCopy(); controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
+	// A group holds a budget for its children from the start: it takes
+	// the finalizer first. A task takes it with its send marker (one write).
+	if base := d.DeepCopy(); delegation.IsGroup(&d.Spec) && controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
 		// A patch of the finalizer alone: an Update would write spec back as
 		// Go serialises it and take it from its GitOps owner. The next pass
 		// comes from the update event.
 		return ctrl.Result{}, r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	}
 
-	s := &scope{d: d, base: d.DeepCopy(), now: r.now()}
+	s := newScope(d, r.now())
+	if rv, ok := r.handled.Load(req.NamespacedName); !ok || rv != d.ResourceVersion {
+		s.changed = true
+	}
 	defer func() {
-		if err := r.writeStatus(ctx, s, retErr == nil); err != nil {
-			retErr = errors.Join(retErr, err)
+		wasSettled := delegation.Settled(s.base.Status.Phase)
+		if !s.skipStatus || retErr != nil {
+			if err := r.writeStatus(ctx, s, retErr == nil); err != nil {
+				retErr = errors.Join(retErr, err)
+			}
+		}
+		if retErr != nil {
+			// What this pass took is not written: the next pass applies it.
+			for _, t := range s.taken {
+				r.Calls.Restore(t.key, t.res)
+			}
+			return
+		}
+		if delegation.Settled(s.d.Status.Phase) {
+			r.cascaded.reason(req.NamespacedName, true)
+		}
+		r.handled.Store(req.NamespacedName, s.d.ResourceVersion)
+		r.follow(s, &s.seen)
+		if !wasSettled && delegation.Settled(s.d.Status.Phase) {
+			// A parent that ended cancels its children's tasks at once.
+			r.cascadeCancel(ctx, s.d, delegation.ReasonParentEnded)
 		}
 	}()
 	for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
@@ -136,12 +183,14 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	return ctrl.Result{}, nil
 }
 
-func (r *DelegationReconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+func (r *DelegationReconciler) clock() clock.PassiveClock {
+	if r.Clock != nil {
+		return r.Clock
 	}
-	return time.Now()
+	return clock.RealClock{}
 }
+
+func (r *DelegationReconciler) now() time.Time { return r.clock().Now() }
 
 // writeStatus derives the conditions and patches status when something a
 // user can see changed; observedGeneration only moves after a clean pass.
@@ -155,8 +204,8 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 		return nil
 	}
 	// The lock makes a pass that read a stale copy fail instead of acting on
-	// it: a send or reply is only made after its marker was written this way.
-	if err := r.Status().Patch(ctx, d, client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{})); err != nil {
+	// it: a reply is only made after its claim was written this way.
+	if err := r.Status().Patch(ctx, d, client.MergeFromWithOptions(s.raw, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -164,6 +213,7 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 	}
 	r.recordTransition(s.base, d)
 	s.base = d.DeepCopy()
+	s.raw = d.DeepCopy()
 	return nil
 }
 
@@ -195,6 +245,16 @@ func (r *DelegationReconciler) recordTransition(before, after *v1alpha1.Delegati
 // an agent's change requeues the Delegations naming them.
 func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	r.Options = r.Options.withDefaults()
+	if r.Calls == nil {
+		r.Calls = agentio.NewDispatcher(0, 0)
+	}
+	if r.Scheduler == nil {
+		r.Scheduler = &agentio.Scheduler{}
+	}
+	r.Scheduler.Dispatcher = r.Calls
+	if err := mgr.Add(r.Scheduler); err != nil {
+		return err
+	}
 	phases.use(mgr.GetClient())
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexParent, func(o client.Object) []string {
@@ -214,12 +274,16 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Delegation{}).
+		// A status-only write of a Delegation does not wake it again.
+		For(&v1alpha1.Delegation{}, builder.WithPredicates(notOwnStatusWrite())).
 		Watches(&v1alpha1.Delegation{}, r.relatives()).
+		// A finished call wakes its Delegation.
+		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {
+		r.Push.readNow = r.Scheduler.ReadNow
 		if err := mgr.Add(r.Push); err != nil {
 			return err
 		}
@@ -247,11 +311,25 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			old, cur := e.ObjectOld.(*v1alpha1.Delegation), e.ObjectNew.(*v1alpha1.Delegation)
-			enqueue(ctx, cur, delegation.ChildChanged(old, cur), delegation.ParentChanged(old, cur), q)
+			children := delegation.ParentChanged(old, cur)
+			if children && budgetOnly(old, cur) {
+				// Only children waiting for budget act on a ledger change:
+				// N siblings must not cost N² reconciles.
+				children = false
+				r.enqueueWaiting(ctx, cur.Namespace, indexParent, cur.Name, delegation.ReasonBudgetExhausted, q)
+			}
+			enqueue(ctx, cur, delegation.ChildChanged(old, cur), children, q)
+			if cur.Spec.AgentRef != nil && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
+				// A settled task frees a place at its Agent.
+				r.enqueueWaiting(ctx, cur.Namespace, indexAgent, cur.Spec.AgentRef.Name, delegation.ReasonAgentAtCapacity, q)
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if d, ok := e.Object.(*v1alpha1.Delegation); ok {
 				enqueue(ctx, d, true, true, q)
+				if d.Spec.AgentRef != nil {
+					r.enqueueWaiting(ctx, d.Namespace, indexAgent, d.Spec.AgentRef.Name, delegation.ReasonAgentAtCapacity, q)
+				}
 			}
 		},
 	}

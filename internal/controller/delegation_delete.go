@@ -7,6 +7,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +17,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -27,38 +30,14 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
+	hydrateSendStarted(d)
 	reason := r.deleteReason(ctx, d)
 	// A Detach child outlives its parent: the garbage collector deletes the
 	// object, but the task is left running and its lease bounds it.
 	detached := reason == delegation.ReasonParentDeleted && d.Spec.ParentClosePolicy == v1alpha1.ParentClosePolicyDetach
 	if needsCancel(d) && !detached {
-		s := &scope{d: d, base: d.DeepCopy(), now: now}
-		if _, err := r.reconcileAgent(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-		if d.Status.TaskID == "" && s.agent != nil {
-			if c, err := r.client(ctx, s); err == nil {
-				if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&d.Spec, string(d.UID))); t != nil {
-					d.Status.TaskID = t.ID
-				}
-			}
-		}
-		if d.Status.TaskID != "" {
-			if _, err := r.sendCancel(ctx, s); err != nil {
-				elapsed := now.Sub(d.DeletionTimestamp.Time)
-				if elapsed < r.Options.CancelTimeout {
-					logf.FromContext(ctx).Info("cancel before deletion failed; retrying", "error", err.Error())
-					return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, nil
-				}
-				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
-					"released the finalizer after %s without a confirmed cancel of task %s: %s",
-					r.Options.CancelTimeout, d.Status.TaskID, truncate(err.Error(), 700))
-			} else {
-				if reason == delegation.ReasonParentDeleted {
-					cascadeCancels.WithLabelValues(reason).Inc()
-				}
-				r.Recorder.Eventf(d, nil, "Normal", reason, "Delete", "cancelled task %s before deletion", d.Status.TaskID)
-			}
+		if res, wait := r.cancelBeforeDelete(ctx, d, now); wait {
+			return res, nil
 		}
 	}
 	if err := r.settleDeleted(ctx, d); err != nil {
@@ -67,6 +46,57 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 	patch := client.MergeFrom(d.DeepCopy())
 	controllerutil.RemoveFinalizer(d, v1alpha1.Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, d, patch))
+}
+
+// cancelBeforeDelete dispatches CancelTask (unless a cascade already did)
+// and waits for its answer, retrying within --cancel-timeout from the
+// deletion; then the finalizer lets go with a Warning.
+func (r *DelegationReconciler) cancelBeforeDelete(ctx context.Context, d *v1alpha1.Delegation, now time.Time) (ctrl.Result, bool) {
+	reason := r.deleteReason(ctx, d)
+	s := newScope(d, now)
+	if _, err := r.reconcileAgent(ctx, s); err != nil {
+		return ctrl.Result{RequeueAfter: time.Second}, true
+	}
+	if r.settleSend(s) {
+		return ctrl.Result{}, true
+	}
+	elapsed := now.Sub(d.DeletionTimestamp.Time)
+	res, answered := r.Calls.Take(callKey(d, agentio.KindCancel))
+	if !answered {
+		if s.agent == nil {
+			res = agentio.Result{Err: errors.New("the Agent no longer exists")}
+		} else {
+			if !r.Calls.State(callKey(d, agentio.KindCancel)).Pending {
+				r.dispatchCancel(d, s.agent)
+			}
+			if elapsed < r.Options.CancelTimeout {
+				return ctrl.Result{RequeueAfter: r.Options.CancelTimeout - elapsed}, true
+			}
+			res = agentio.Result{Err: errors.New("no answer to CancelTask")}
+		}
+	}
+	out, _ := res.Value.(cancelOutcome)
+	taskID := d.Status.TaskID
+	if taskID == "" {
+		taskID = out.taskID
+	}
+	if res.Err != nil {
+		if elapsed < r.Options.CancelTimeout {
+			logf.FromContext(ctx).Info("cancel before deletion failed; retrying", "error", res.Err.Error())
+			return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, true
+		}
+		r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+			"released the finalizer after %s without a confirmed cancel of task %s: %s",
+			r.Options.CancelTimeout, taskID, truncate(res.Err.Error(), 700))
+		return ctrl.Result{}, false
+	}
+	if taskID != "" {
+		if reason == delegation.ReasonParentDeleted {
+			cascadeCancels.WithLabelValues(reason).Inc()
+		}
+		r.Recorder.Eventf(d, nil, "Normal", reason, "Delete", "cancelled task %s before deletion", taskID)
+	}
+	return ctrl.Result{}, false
 }
 
 // needsCancel: a task may be running remotely and nothing settled it.

@@ -25,8 +25,20 @@ import (
 // scope is what one reconcile pass observed and is changing.
 type scope struct {
 	d    *v1alpha1.Delegation
-	base *v1alpha1.Delegation // status as last written
+	base *v1alpha1.Delegation // status as last written (with the send marker shown)
+	raw  *v1alpha1.Delegation // status as stored: what a status patch starts from
 	now  time.Time
+
+	// skipStatus: nothing worth a write happened yet (a call is on its way;
+	// its answer brings the next write).
+	skipStatus bool
+	// changed: the object is not the version this process last handled
+	// (someone else wrote it, or the process started).
+	changed bool
+	// taken are the call results this pass applied.
+	taken []takenResult
+	// seen is the Fingerprint of the task report applied in this pass.
+	seen string
 
 	parent    *delegation.Parent
 	parentObj *v1alpha1.Delegation // nil when there is no parent (or it is gone)
@@ -36,6 +48,12 @@ type scope struct {
 	children  v1alpha1.ChildCounts
 	// done ends the pass early (the object changed under us).
 	done bool
+}
+
+func newScope(d *v1alpha1.Delegation, now time.Time) *scope {
+	raw := d.DeepCopy()
+	hydrateSendStarted(d)
+	return &scope{d: d, base: d.DeepCopy(), raw: raw, now: now}
 }
 
 func (s *scope) observation(o Options) delegation.Observation {
@@ -85,6 +103,7 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		}
 		// Status writes are locked on the version they start from.
 		s.base.ResourceVersion = s.d.ResourceVersion
+		s.raw.ResourceVersion = s.d.ResourceVersion
 	}
 	return ctrl.Result{}, nil
 }

@@ -7,7 +7,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,12 +17,19 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	res, err := r.runStep(ctx, s, delegation.Gate(s.observation(r.Options)))
+	if err == nil && delegation.Settled(s.d.Status.Phase) && !delegation.Settled(s.base.Status.Phase) {
+		// Its own status write does not wake it: time its deletion now.
+		if del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now); del || after > 0 {
+			res.RequeueAfter = max(after, time.Millisecond)
+		}
+	}
 	if err == nil && delegation.Settled(s.d.Status.Phase) {
 		// Charged before the settled status is written; a crash in between
 		// finds the entry gone and charges nothing twice.
@@ -103,44 +109,68 @@ func (r *DelegationReconciler) setPhase(s *scope, step delegation.Step) {
 
 func (r *DelegationReconciler) markStarted(s *scope) {
 	st := &s.d.Status
+	// A task starts when its send was recorded, so every pass derives the
+	// same start time and deadline from the marker.
 	now := metav1.NewTime(s.now)
+	if st.SendStarted != nil {
+		now = *st.SendStarted
+	}
 	st.StartTime = &now
 	s.grantOwnBudget()
 	var parentDeadline time.Time
 	if s.parent != nil {
 		parentDeadline = s.parent.Deadline
 	}
-	if d := delegation.Deadline(&s.d.Spec, parentDeadline, s.now); !d.IsZero() {
+	if d := delegation.Deadline(&s.d.Spec, parentDeadline, now.Time); !d.IsZero() {
 		dl := metav1.NewTime(d)
 		st.Deadline = &dl
 	}
 }
 
-// client builds the A2A client for this Delegation's Agent and tenant.
-func (r *DelegationReconciler) client(ctx context.Context, s *scope) (a2a.Client, error) {
-	if s.agent == nil {
-		return nil, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name)
-	}
-	return r.Connector.Client(ctx, s.agent, s.d.Spec.Tenant)
-}
-
 // startTask adopts spec.taskID, adopts a send that was in flight when the
-// operator stopped, or sends the first message.
+// operator stopped, or sends the first message. The call runs on the
+// Agent's pool; the pass that finds its result applies it.
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
-	if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
-		// The cache lags behind a write of ours; acting on it could send twice.
-		return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+	key := callKey(s.d, agentio.KindSend)
+	if st.SendStarted == nil && spec.TaskID == "" && r.Calls.Has(key) {
+		// The cache does not show our marker yet; its event brings us back.
+		s.skipStatus = true
+		return ctrl.Result{}, nil
 	}
-	c, err := r.client(ctx, s)
-	if err != nil {
-		return ctrl.Result{}, err
+	if res, ok := r.take(s, key); ok {
+		return r.applySend(ctx, s, res)
+	}
+	if cs := r.Calls.State(key); cs.Pending {
+		return r.waitForCall(s, cs, v1alpha1.PhasePending), nil
 	}
 	if spec.TaskID == "" && st.SendStarted == nil {
+		if waiting, err := r.admit(ctx, s); waiting || err != nil {
+			return ctrl.Result{}, err
+		}
 		// Waiting for budget is not a start: the start time, and the
 		// deadline counted from it, are fixed once the reservation is held.
 		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
+			return ctrl.Result{}, err
+		}
+		// Record the send before making it, so a crash in between is
+		// followed by a look-up instead of a second send. The marker rides
+		// on the finalizer's optimistic-locked patch: its success also
+		// proves the cache was fresh, so no second send can come from a
+		// stale copy.
+		if err := r.markSend(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+		if st.StartTime == nil {
+			r.markStarted(s)
+		}
+		// Status is written when the answer comes: Running is the next write.
+		s.skipStatus = true
+		r.dispatchSend(s, false)
+		return ctrl.Result{}, nil
+	}
+	if spec.TaskID == "" {
+		if err := r.ensureFinalizer(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -148,87 +178,58 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		r.markStarted(s)
 	}
 	if spec.TaskID != "" {
-		t, err := c.Get(ctx, spec.TaskID, spec.Lease != nil)
-		if err != nil {
-			return r.remoteError(ctx, s, err)
-		}
-		st.TaskID, st.ContextID = t.ID, t.ContextID
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
-		return r.applyTask(ctx, s, c, t)
-	}
-	contextID := delegation.ContextID(spec, string(s.d.UID))
-	if st.SendStarted != nil {
-		t, err := r.findSent(ctx, s, c, contextID)
-		if err != nil {
-			// Sending again now could start the task twice: look again later.
-			log.Info("cannot look up the task of an earlier send; will retry", "error", err.Error())
-			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-		}
-		if t != nil {
-			log.Info("adopted a task sent before a restart", "task", t.ID)
-			sendAdoptions.Inc()
-			st.TaskID, st.ContextID = t.ID, t.ContextID
-			r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
-			// ListTasks answers without artifacts: read the task in full, so
-			// one that already finished keeps its result.
-			if t, err = c.Get(ctx, t.ID, spec.Lease != nil); err != nil {
-				return r.remoteError(ctx, s, err)
-			}
-			return r.applyTask(ctx, s, c, t)
-		}
-	} else {
-		// Record the send before making it, so a crash in between is
-		// followed by a look-up instead of a second send.
-		now := metav1.NewTime(s.now)
-		st.SendStarted = &now
-		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, "sending to agent "+spec.AgentRef.Name))
-		if err := r.persistStatus(ctx, s); err != nil {
+		if err := r.ensureFinalizer(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.dispatchAdopt(s)
+	} else {
+		r.dispatchSend(s, true)
 	}
-	log.V(1).Info("sending", "rv", s.d.ResourceVersion, "sendStarted", st.SendStarted)
-	t, err := c.Send(ctx, r.sendRequest(s, contextID))
-	if err != nil {
-		if a2a.IsRefused(err) {
-			r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
+	return ctrl.Result{}, nil
+}
+
+// applySend records the answer to a send (or to the adoption of a task).
+func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	st, spec := &s.d.Status, &s.d.Spec
+	if st.StartTime == nil {
+		r.markStarted(s)
+	}
+	out, _ := res.Value.(sendOutcome)
+	if out.lookupErr != nil {
+		// Sending again now could start the task twice: look again later.
+		log.Info("cannot look up the task of an earlier send; will retry", "error", out.lookupErr.Error())
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+	}
+	if res.Err != nil && !out.adopted {
+		if a2a.IsRefused(res.Err) {
+			r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(res.Err), res.Err.Error()))
 			return ctrl.Result{}, nil
 		}
 		// The agent may have the task: keep the marker, look it up next time.
-		log.Info("send failed; will look the task up and retry", "error", err.Error())
+		log.Info("send failed; will look the task up and retry", "error", res.Err.Error())
 		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
 	}
+	if res.Err != nil {
+		return r.remoteError(ctx, s, res.Err)
+	}
+	t := out.task
 	st.TaskID, st.ContextID = t.ID, t.ContextID
-	if st.ContextID == "" {
-		st.ContextID = contextID
+	switch {
+	case spec.TaskID != "":
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
+	case out.adopted:
+		log.Info("adopted a task sent before a restart", "task", t.ID)
+		sendAdoptions.Inc()
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
+	default:
+		if st.ContextID == "" {
+			st.ContextID = delegation.ContextID(spec, string(s.d.UID))
+		}
+		r.recordLease(s, t)
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
 	}
-	r.recordLease(s, t)
-	r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
-	return r.applyTask(ctx, s, c, t)
-}
-
-// isFresh reports whether the cached copy is the API server's latest.
-func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegation) (bool, error) {
-	var latest v1alpha1.Delegation
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), &latest); err != nil {
-		return false, err
-	}
-	return latest.ResourceVersion == d.ResourceVersion, nil
-}
-
-// findSent looks for a task sent by an earlier pass whose answer was lost.
-// It returns nil when the agent has none, or cannot list tasks at all (0.3):
-// then the send is made again, the derived message id lets the agent
-// recognise it, and the lease bounds an orphan. An error means the look-up
-// may work later.
-func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Client, contextID string) (*a2a.Task, error) {
-	tasks, err := c.ListByContext(ctx, contextID)
-	if errors.Is(err, a2a.ErrUnsupported) {
-		return nil, nil
-	}
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return delegation.OwnTask(tasks, string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "")
+	return r.applyTask(ctx, s, t)
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
@@ -270,17 +271,38 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 	return req
 }
 
-// followTask reads the task back (renewing its lease) and applies it.
+// followTask applies a read of the task when one came back (from the
+// scheduler, or asked for by an earlier pass) and leaves the task to the
+// scheduler otherwise: following costs no reconcile while nothing changes.
 func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	c, err := r.client(ctx, s)
-	if err != nil {
-		return r.remoteError(ctx, s, err)
+	if step, ok := r.cascadeStep(s.d); ok {
+		// An ancestor's cascade cancelled the task; this cache may not show
+		// the ancestor's end yet.
+		return r.cancelTask(ctx, s, step)
 	}
-	t, err := c.Get(ctx, s.d.Status.TaskID, s.d.Spec.Lease != nil)
-	if err != nil {
-		return r.remoteError(ctx, s, err)
+	if res, ok := r.take(s, callKey(s.d, agentio.KindReply)); ok {
+		return r.applyReply(ctx, s, res)
 	}
-	return r.applyTask(ctx, s, c, t)
+	if cs := r.Calls.State(callKey(s.d, agentio.KindReply)); cs.Pending {
+		return ctrl.Result{}, nil
+	}
+	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok {
+		t, _ := res.Value.(*a2a.Task)
+		if res.Err != nil {
+			s.seen = agentio.Fingerprint(nil, res.Err)
+			return r.remoteError(ctx, s, res.Err)
+		}
+		return r.applyTask(ctx, s, t)
+	}
+	if s.agent == nil {
+		return r.remoteError(ctx, s, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name))
+	}
+	if s.changed {
+		// Someone changed the object (a reply appended, a restart): read
+		// the task now instead of at the next renewal.
+		r.dispatchGet(s)
+	}
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
 
 // remoteError turns a failed call into a decision: a lost task fails; any
@@ -296,12 +318,13 @@ func (r *DelegationReconciler) remoteError(ctx context.Context, s *scope, err er
 	if o := s.d.Status.Outcome; o != nil {
 		o.Message = truncate("the agent did not answer: "+err.Error(), maxOutcomeMessage)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
 
 // applyTask records what the agent reported and does what Follow decides.
-func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Client, t *a2a.Task) (ctrl.Result, error) {
+func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.Task) (ctrl.Result, error) {
 	st := &s.d.Status
+	s.seen = agentio.Fingerprint(t, nil)
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
 	recordUsage(st, t)
@@ -316,18 +339,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		_, err := c.Send(ctx, a2a.SendRequest{
-			MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
-			Text: s.d.Spec.Replies[i],
-		})
-		if err != nil {
-			// Agents may refuse a reply for a moment after asking for input
-			// (the task is not yet free): retry rather than fail the task.
-			st.RepliesSent--
-			return r.remoteError(ctx, s, err)
-		}
-		st.RemoteState = string(a2a.StateWorking)
-		r.setPhase(s, step)
+		r.dispatchReply(s, i)
 	case delegation.StepSettle:
 		st.Result = boundedResult(t, r.Options.ResultTextLimit)
 		r.setPhase(s, step)
@@ -335,7 +347,24 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	default:
 		r.setPhase(s, step)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+}
+
+// applyReply records the answer to a reply.
+func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
+	st := &s.d.Status
+	if res.Err != nil {
+		// Agents may refuse a reply for a moment after asking for input
+		// (the task is not yet free): retry rather than fail the task.
+		st.RepliesSent--
+		s.seen = "" // read the task again before the next attempt
+		r.dispatchGet(s)
+		return r.remoteError(ctx, s, res.Err)
+	}
+	st.RemoteState = string(a2a.StateWorking)
+	r.setPhase(s, delegation.Step{Kind: delegation.StepReply, Phase: v1alpha1.PhaseRunning,
+		Outcome: v1alpha1.Outcome{Reason: delegation.ReasonWorking, Message: "reply sent"}})
+	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
 
 // recordUsage keeps the agent's latest budget report: a settled task's

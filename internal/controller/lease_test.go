@@ -72,11 +72,12 @@ func TestLeaseLapsesAndTheAgentCancelsWhenTheOperatorStops(t *testing.T) {
 	const ttl = 2 * time.Second
 	e.create(e.kitTask("leased", "kit", "forever delay=1h", withLease(ttl)))
 	id := e.waitLeased("leased").Status.TaskID
+	// The first renewal is due ttl/3 after the send.
+	e.g.Eventually(func() []kitCall { return ka.Renewals(id) }, eventually, tick).ShouldNot(BeEmpty())
 
 	e.op.Stop()
 	stopped := time.Now()
 	renewals := ka.Renewals(id)
-	e.g.Expect(renewals).NotTo(BeEmpty())
 	last := renewals[len(renewals)-1].At
 
 	// The lease runs out at most one TTL after the last renewal; the sweeper

@@ -8,14 +8,12 @@ package controller
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/a2a"
 )
 
 const meterLabel = "meter"
@@ -23,13 +21,6 @@ const meterLabel = "meter"
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
 // docs/operations.md lists them with a sample alert.
 var (
-	a2aRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "tether_a2a_request_duration_seconds", Help: "A2A requests to agents, by method, agent and outcome (ok, refused, transport).",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
-	}, []string{"method", "agent", "outcome"})
-	leaseRenewals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "tether_lease_renewals_total", Help: "Lease renewals (GetTask with the lease extension), by result (ok, failed).",
-	}, []string{"result"})
 	budgetReserved = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_budget_reserved_total", Help: "Budget reserved from parents for children, by meter.",
 	}, []string{meterLabel})
@@ -51,7 +42,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, budgetReserved, budgetCharged,
+	metrics.Registry.MustRegister(budgetReserved, budgetCharged,
 		budgetRefunded, cascadeCancels, sendAdoptions, phases)
 }
 
@@ -79,7 +70,8 @@ func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	var list v1alpha1.DelegationList
-	if err := r.List(context.Background(), &list); err != nil {
+	// Read-only: the cache's own objects, no copy of each on every scrape.
+	if err := r.List(context.Background(), &list, client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	type key struct{ ns, phase, reason string }
@@ -109,54 +101,3 @@ func addMeters(c *prometheus.CounterVec, m v1alpha1.Meters) {
 	}
 }
 
-// instrumented measures every call to an agent.
-type instrumented struct {
-	a2a.Client
-	agent string
-}
-
-func (c instrumented) observe(method string, start time.Time, err error) {
-	outcome := "ok"
-	switch {
-	case a2a.IsRefused(err):
-		outcome = "refused"
-	case err != nil:
-		outcome = "transport"
-	}
-	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
-}
-
-func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
-	start := time.Now()
-	t, err := c.Client.Send(ctx, req)
-	c.observe("SendMessage", start, err)
-	return t, err
-}
-
-func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (*a2a.Task, error) {
-	start := time.Now()
-	t, err := c.Client.Get(ctx, taskID, renewLease)
-	c.observe("GetTask", start, err)
-	if renewLease {
-		result := "ok"
-		if err != nil {
-			result = "failed"
-		}
-		leaseRenewals.WithLabelValues(result).Inc()
-	}
-	return t, err
-}
-
-func (c instrumented) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
-	start := time.Now()
-	t, err := c.Client.Cancel(ctx, taskID)
-	c.observe("CancelTask", start, err)
-	return t, err
-}
-
-func (c instrumented) ListByContext(ctx context.Context, contextID string) ([]*a2a.Task, error) {
-	start := time.Now()
-	t, err := c.Client.ListByContext(ctx, contextID)
-	c.observe("ListTasks", start, err)
-	return t, err
-}

@@ -43,6 +43,9 @@ type PushReceiver struct {
 	Reader client.Reader
 
 	events chan event.GenericEvent
+	// readNow, when set, has the task read back at once: the notification
+	// says it changed.
+	readNow func(types.NamespacedName)
 }
 
 // NewPushReceiver returns a receiver; a nil key gets a random one.
@@ -127,6 +130,9 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := notifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
 		http.Error(w, "not this delegation's task", http.StatusBadRequest)
 		return
+	}
+	if p.readNow != nil {
+		p.readNow(types.NamespacedName{Namespace: ns, Name: name})
 	}
 	select {
 	case p.events <- event.GenericEvent{Object: &d}:

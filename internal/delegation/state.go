@@ -25,6 +25,10 @@ const (
 	ReasonBudgetExhausted = "BudgetExhausted"
 	ReasonInvalidTree     = "InvalidTree"
 	ReasonSending         = "Sending"
+	// ReasonAgentBusy: the call waits for room in the Agent's call pool.
+	ReasonAgentBusy = "AgentBusy"
+	// ReasonAgentAtCapacity: the Agent runs spec.maxConcurrentTasks tasks.
+	ReasonAgentAtCapacity = "AgentAtCapacity"
 	ReasonSent            = "Sent"
 	ReasonAdopted         = "Adopted"
 	ReasonWorking         = "Working"

@@ -3,7 +3,11 @@ Copyright 2026 The tether Authors.
 SPDX-License-Identifier: Apache-2.0
 */
 
-package controller
+// Package agentio owns everything about reaching an agent: the per-Agent
+// client cache, the endpoint taken from the Agent's status, the bounded call
+// pools, the renewal and poll scheduler and the call metrics. The controller
+// submits calls and reads their results; it never waits on the network.
+package agentio
 
 import (
 	"context"
@@ -13,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,10 +26,10 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
-// AgentConnector builds A2A clients for Agents. Secrets are read on demand
+// Connector builds A2A clients for Agents. Secrets are read on demand
 // through an uncached reader (the operator never caches Secrets cluster-wide),
 // and clients are kept for a short while so a poll costs no Secret read.
-type AgentConnector struct {
+type Connector struct {
 	// SecretReader reads Secrets directly from the API server.
 	SecretReader client.Reader
 	// DenyCIDRs is the egress policy for agent addresses.
@@ -34,17 +39,22 @@ type AgentConnector struct {
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
 	ClientTTL time.Duration
 
+	build   singleflight.Group
 	mu      sync.Mutex
-	clients map[string]cachedClient
+	clients map[string]*cachedClient
 }
 
+// cachedClient is one built client and the calls using it. An expired
+// client leaves the map at once but is closed only when its last call ends.
 type cachedClient struct {
 	client  a2a.Client
 	expires time.Time
+	refs    int
+	retired bool
 }
 
 // Endpoint builds the connection settings for an Agent, reading its Secrets.
-func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
+func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
 	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
 	if tenant != "" {
 		ep.Tenant = tenant
@@ -82,7 +92,7 @@ func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, te
 }
 
 // secretValue reads one key; the error names the Secret and key, never the value.
-func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha1.SecretKeyRef) ([]byte, error) {
+func (c *Connector) secretValue(ctx context.Context, ns string, ref v1alpha1.SecretKeyRef) ([]byte, error) {
 	var s corev1.Secret
 	if err := c.SecretReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", ns, ref.Name, err)
@@ -95,46 +105,95 @@ func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha
 }
 
 // Client returns a client for the Agent's chosen interface as recorded in its
-// status, without reading the card again.
-func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, error) {
+// status, without reading the card again, and a release function the caller
+// runs when its call is over. Concurrent callers with the same key share one
+// build; a client is never closed while a call still uses it.
+func (c *Connector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, func(), error) {
 	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
-	now := time.Now()
-	c.mu.Lock()
-	if cc, ok := c.clients[key]; ok && now.Before(cc.expires) {
-		c.mu.Unlock()
-		return cc.client, nil
+	if cc := c.acquire(key); cc != nil {
+		return cc.client, c.releaser(cc), nil
 	}
-	c.mu.Unlock()
+	_, err, _ := c.build.Do(key, func() (any, error) {
+		if cc := c.acquire(key); cc != nil { // built while we waited
+			c.release(cc)
+			return nil, nil
+		}
+		ep, err := c.Endpoint(ctx, agent, tenant)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := a2a.NewClient(ctx, ep, CardFromStatus(agent))
+		if err != nil {
+			return nil, err
+		}
+		c.store(key, instrumented{Client: raw, agent: agent.Namespace + "/" + agent.Name})
+		return nil, nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if cc := c.acquire(key); cc != nil {
+		return cc.client, c.releaser(cc), nil
+	}
+	return nil, nil, fmt.Errorf("the client for agent %s/%s expired while it was built", agent.Namespace, agent.Name)
+}
 
-	ep, err := c.Endpoint(ctx, agent, tenant)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := a2a.NewClient(ctx, ep, cardFromStatus(agent))
-	if err != nil {
-		return nil, err
-	}
-	cl := instrumented{Client: raw, agent: agent.Namespace + "/" + agent.Name}
+func (c *Connector) acquire(key string) *cachedClient {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.clients == nil {
-		c.clients = map[string]cachedClient{}
-	}
-	for k, old := range c.clients { // drop expired entries; they are few
-		if !now.Before(old.expires) {
-			old.client.Close()
+	now := time.Now()
+	for k, cc := range c.clients { // retire expired entries; they are few
+		if !now.Before(cc.expires) {
 			delete(c.clients, k)
+			cc.retired = true
+			if cc.refs == 0 {
+				cc.client.Close()
+			}
 		}
 	}
+	cc, ok := c.clients[key]
+	if !ok {
+		return nil
+	}
+	cc.refs++
+	return cc
+}
+
+func (c *Connector) store(key string, cl a2a.Client) {
 	ttl := c.ClientTTL
 	if ttl == 0 {
 		ttl = time.Minute
 	}
-	c.clients[key] = cachedClient{client: cl, expires: now.Add(ttl)}
-	return cl, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clients == nil {
+		c.clients = map[string]*cachedClient{}
+	}
+	if old, ok := c.clients[key]; ok {
+		old.retired = true
+		if old.refs == 0 {
+			old.client.Close()
+		}
+	}
+	c.clients[key] = &cachedClient{client: cl, expires: time.Now().Add(ttl)}
 }
 
-func cardFromStatus(agent *v1alpha1.Agent) *a2a.Card {
+func (c *Connector) releaser(cc *cachedClient) func() {
+	var once sync.Once
+	return func() { once.Do(func() { c.release(cc) }) }
+}
+
+func (c *Connector) release(cc *cachedClient) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cc.refs--
+	if cc.refs == 0 && cc.retired {
+		cc.client.Close()
+	}
+}
+
+// CardFromStatus is the card as the Agent controller recorded it.
+func CardFromStatus(agent *v1alpha1.Agent) *a2a.Card {
 	st := agent.Status
 	card := &a2a.Card{
 		Name: st.CardName, ProtocolVersion: st.ProtocolVersion, Binding: st.Binding, URL: st.Endpoint, Tenant: st.Tenant,

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// Metrics on controller-runtime's registry (served at the metrics endpoint).
+// docs/operations.md lists them.
+var (
+	a2aRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "tether_a2a_request_duration_seconds", Help: "A2A requests to agents, by method, agent and outcome (ok, refused, transport).",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+	}, []string{"method", "agent", "outcome"})
+	leaseRenewals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_lease_renewals_total", Help: "Lease renewals (GetTask with the lease extension), by result (ok, failed).",
+	}, []string{"result"})
+	callsInFlight = prometheus.NewDesc("tether_agent_calls_in_flight",
+		"A2A calls running now in the Agent's pool.", []string{"agent"}, nil)
+	callsQueued = prometheus.NewDesc("tether_agent_calls_queued",
+		"A2A calls waiting for room in the Agent's pool.", []string{"agent"}, nil)
+	callsOldestWait = prometheus.NewDesc("tether_agent_calls_oldest_wait_seconds",
+		"How long the oldest call queued for the Agent's pool has waited (0 when none waits).", []string{"agent"}, nil)
+	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks)
+}
+
+// poolCollector reports every pool's load at scrape time.
+type poolCollector struct{ d *Dispatcher }
+
+func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- callsInFlight
+	ch <- callsQueued
+	ch <- callsOldestWait
+}
+
+func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, s := range p.d.Stats() {
+		wait := 0.0
+		if !s.OldestQueued.IsZero() {
+			wait = now.Sub(s.OldestQueued).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(callsInFlight, prometheus.GaugeValue, float64(s.Running), s.Agent)
+		ch <- prometheus.MustNewConstMetric(callsQueued, prometheus.GaugeValue, float64(s.Queued), s.Agent)
+		ch <- prometheus.MustNewConstMetric(callsOldestWait, prometheus.GaugeValue, wait, s.Agent)
+	}
+}
+
+// instrumented measures every call to an agent.
+type instrumented struct {
+	a2a.Client
+	agent string
+}
+
+func (c instrumented) observe(method string, start time.Time, err error) {
+	outcome := "ok"
+	switch {
+	case a2a.IsRefused(err):
+		outcome = "refused"
+	case err != nil:
+		outcome = "transport"
+	}
+	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
+}
+
+func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Send(ctx, req)
+	c.observe("SendMessage", start, err)
+	return t, err
+}
+
+func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Get(ctx, taskID, renewLease)
+	c.observe("GetTask", start, err)
+	if renewLease {
+		result := "ok"
+		if err != nil {
+			result = "failed"
+		}
+		leaseRenewals.WithLabelValues(result).Inc()
+	}
+	return t, err
+}
+
+func (c instrumented) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.Cancel(ctx, taskID)
+	c.observe("CancelTask", start, err)
+	return t, err
+}
+
+func (c instrumented) ListByContext(ctx context.Context, contextID string) ([]*a2a.Task, error) {
+	start := time.Now()
+	t, err := c.Client.ListByContext(ctx, contextID)
+	c.observe("ListTasks", start, err)
+	return t, err
+}

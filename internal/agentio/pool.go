@@ -1,0 +1,388 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// Kind is what a call does. A Delegation has at most one call of each kind
+// queued or running.
+type Kind string
+
+const (
+	// KindSend sends the first message (after looking up an earlier send
+	// when one may have reached the agent).
+	KindSend Kind = "send"
+	// KindGet reads the task back; with a lease it renews it.
+	KindGet Kind = "get"
+	// KindCancel sends CancelTask.
+	KindCancel Kind = "cancel"
+	// KindList looks a task up by its context.
+	KindList Kind = "list"
+	// KindReply sends a reply to a task that asked for input.
+	KindReply Kind = "reply"
+)
+
+// priority orders the calls waiting for room in one Agent's pool: cancels
+// first (they stop work and free the agent), then reads and renewals (a late
+// renewal lets a lease lapse and loses work already done), then new work
+// (sends, replies, look-ups), which only waits.
+func (k Kind) priority() int {
+	switch k {
+	case KindCancel:
+		return 0
+	case KindGet:
+		return 1
+	}
+	return 2
+}
+
+const priorities = 3
+
+// Defaults for the pools.
+const (
+	DefaultCallsPerAgent = 8
+	DefaultMaxCallTimeout = 30 * time.Second
+)
+
+// Key names one call: a Delegation and the kind of call.
+type Key struct {
+	Delegation types.NamespacedName
+	Kind       Kind
+}
+
+// Call is one request to an agent, made on that Agent's pool.
+type Call struct {
+	Key
+	// Agent names the pool (the Agent's namespace and name).
+	Agent types.NamespacedName
+	// PoolSize is the Agent's spec.maxConcurrentCalls; 0 means the default.
+	PoolSize int
+	// Timeout is the Agent's spec.requestTimeout; 0 means the operator's maximum.
+	Timeout time.Duration
+	// NotAfter, when set, ends the call no later than then (a renewal must
+	// not outlive the time the next one is due).
+	NotAfter time.Time
+	// Do makes the call.
+	Do func(ctx context.Context) (any, error)
+	// done, when set, receives the result instead of the result store.
+	done func(Result)
+}
+
+// Result is what a finished call returned.
+type Result struct {
+	Value    any
+	Err      error
+	Queued   time.Time
+	Finished time.Time
+}
+
+// CallState is what the Dispatcher knows of a call that has not finished.
+type CallState struct {
+	// Pending: the call is queued or running.
+	Pending bool
+	// Running: it holds a slot in the pool.
+	Running bool
+	// Queued is when it was submitted.
+	Queued time.Time
+}
+
+// PoolStats is one Agent pool's load.
+type PoolStats struct {
+	Agent        string
+	Running      int
+	Queued       int
+	OldestQueued time.Time
+}
+
+// Dispatcher runs calls on bounded per-Agent pools, keeps their results
+// until the reconciler takes them, and wakes the Delegation through Events.
+type Dispatcher struct {
+	// MaxCallsPerAgent caps every pool, whatever the Agent asks for.
+	MaxCallsPerAgent int
+	// MaxCallTimeout caps every call's deadline.
+	MaxCallTimeout time.Duration
+
+	once    sync.Once
+	events  chan event.GenericEvent
+	mu      sync.Mutex
+	pools   map[types.NamespacedName]*pool
+	calls   map[Key]*pending
+	results map[Key]Result
+}
+
+type pool struct {
+	agent   types.NamespacedName
+	size    int
+	running int
+	queues  [priorities][]*pending
+}
+
+type pending struct {
+	call    Call
+	queued  time.Time
+	running bool
+}
+
+// NewDispatcher builds a Dispatcher and registers its pool metrics.
+func NewDispatcher(maxCallsPerAgent int, maxCallTimeout time.Duration) *Dispatcher {
+	d := &Dispatcher{MaxCallsPerAgent: maxCallsPerAgent, MaxCallTimeout: maxCallTimeout}
+	d.init()
+	_ = metrics.Registry.Register(poolCollector{d: d}) // one per process; tests build several
+	return d
+}
+
+func (d *Dispatcher) init() {
+	d.once.Do(func() {
+		d.events = make(chan event.GenericEvent, 4096)
+		d.pools = map[types.NamespacedName]*pool{}
+		d.calls = map[Key]*pending{}
+		d.results = map[Key]Result{}
+		if d.MaxCallTimeout <= 0 {
+			d.MaxCallTimeout = DefaultMaxCallTimeout
+		}
+	})
+}
+
+// Events carries one event per finished call (for source.Channel).
+func (d *Dispatcher) Events() <-chan event.GenericEvent {
+	d.init()
+	return d.events
+}
+
+// Submit queues the call unless one of the same key is queued, running or
+// holds an untaken result. It never blocks on the network.
+func (d *Dispatcher) Submit(c Call) bool {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.calls[c.Key]; ok {
+		return false
+	}
+	if _, ok := d.results[c.Key]; ok && c.done == nil {
+		return false
+	}
+	p := d.pools[c.Agent]
+	if p == nil {
+		p = &pool{agent: c.Agent}
+		d.pools[c.Agent] = p
+	}
+	p.size = d.poolSize(c.PoolSize)
+	q := &pending{call: c, queued: time.Now()}
+	d.calls[c.Key] = q
+	prio := c.Kind.priority()
+	p.queues[prio] = append(p.queues[prio], q)
+	if p.running < p.size {
+		p.running++
+		go d.work(p)
+	}
+	return true
+}
+
+func (d *Dispatcher) poolSize(asked int) int {
+	n := asked
+	if n <= 0 {
+		n = DefaultCallsPerAgent
+	}
+	if d.MaxCallsPerAgent > 0 && n > d.MaxCallsPerAgent {
+		n = d.MaxCallsPerAgent
+	}
+	return n
+}
+
+// work runs calls of one pool until its queues are empty.
+func (d *Dispatcher) work(p *pool) {
+	for {
+		d.mu.Lock()
+		q := p.next()
+		if q == nil || p.running > p.size {
+			p.running--
+			if q != nil { // the pool shrank: leave the call to another worker
+				p.queues[q.call.Kind.priority()] = append([]*pending{q}, p.queues[q.call.Kind.priority()]...)
+			}
+			if p.running == 0 && p.empty() {
+				delete(d.pools, p.agent)
+			}
+			d.mu.Unlock()
+			return
+		}
+		q.running = true
+		d.mu.Unlock()
+		d.run(q)
+	}
+}
+
+func (d *Dispatcher) run(q *pending) {
+	c := q.call
+	timeout := d.MaxCallTimeout
+	if c.Timeout > 0 && c.Timeout < timeout {
+		timeout = c.Timeout
+	}
+	deadline := time.Now().Add(timeout)
+	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
+		deadline = c.NotAfter
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	v, err := c.Do(ctx)
+	cancel()
+	res := Result{Value: v, Err: err, Queued: q.queued, Finished: time.Now()}
+	d.mu.Lock()
+	delete(d.calls, c.Key)
+	if c.done == nil {
+		d.results[c.Key] = res
+	}
+	d.mu.Unlock()
+	if c.done != nil {
+		c.done(res)
+		return
+	}
+	d.wake(c.Delegation)
+}
+
+// wake enqueues the Delegation.
+func (d *Dispatcher) wake(key types.NamespacedName) {
+	d.events <- event.GenericEvent{Object: &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+}
+
+// deliver stores a result made outside the pools (the scheduler's reads)
+// and wakes the Delegation.
+func (d *Dispatcher) deliver(key Key, res Result) {
+	d.mu.Lock()
+	d.results[key] = res
+	d.mu.Unlock()
+	d.wake(key.Delegation)
+}
+
+func (p *pool) next() *pending {
+	for i := range p.queues {
+		if len(p.queues[i]) > 0 {
+			q := p.queues[i][0]
+			p.queues[i] = p.queues[i][1:]
+			return q
+		}
+	}
+	return nil
+}
+
+func (p *pool) empty() bool {
+	for i := range p.queues {
+		if len(p.queues[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Take returns and forgets the result of a finished call.
+func (d *Dispatcher) Take(key Key) (Result, bool) {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	delete(d.results, key)
+	return res, ok
+}
+
+// Restore puts back a result whose application could not be written; the
+// caller's retry takes it again.
+func (d *Dispatcher) Restore(key Key, res Result) {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.results[key]; !ok {
+		d.results[key] = res
+	}
+}
+
+// Has reports a call that is queued, running or holds an untaken result.
+func (d *Dispatcher) Has(key Key) bool {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, pending := d.calls[key]
+	_, done := d.results[key]
+	return pending || done
+}
+
+// State reports a call that is queued or running.
+func (d *Dispatcher) State(key Key) CallState {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q, ok := d.calls[key]
+	if !ok {
+		return CallState{}
+	}
+	return CallState{Pending: true, Running: q.running, Queued: q.queued}
+}
+
+// Drop removes a call that has not started yet (a send for a Delegation
+// that is being cancelled). It reports whether the call was dropped.
+func (d *Dispatcher) Drop(key Key) bool {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	q, ok := d.calls[key]
+	if !ok || q.running {
+		return false
+	}
+	delete(d.calls, key)
+	if p := d.pools[q.call.Agent]; p != nil {
+		prio := key.Kind.priority()
+		for i, x := range p.queues[prio] {
+			if x == q {
+				p.queues[prio] = append(p.queues[prio][:i:i], p.queues[prio][i+1:]...)
+				break
+			}
+		}
+	}
+	return true
+}
+
+// Forget drops every stored result of a Delegation that is gone.
+func (d *Dispatcher) Forget(delegation types.NamespacedName) {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range d.results {
+		if k.Delegation == delegation {
+			delete(d.results, k)
+		}
+	}
+}
+
+// Stats reports every pool's load, ordered by Agent.
+func (d *Dispatcher) Stats() []PoolStats {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]PoolStats, 0, len(d.pools))
+	for _, p := range d.pools {
+		s := PoolStats{Agent: p.agent.String(), Running: p.running}
+		for i := range p.queues {
+			s.Queued += len(p.queues[i])
+			for _, q := range p.queues[i] {
+				if s.OldestQueued.IsZero() || q.queued.Before(s.OldestQueued) {
+					s.OldestQueued = q.queued
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}

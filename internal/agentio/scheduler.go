@@ -1,0 +1,278 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// Follow is a running task the scheduler reads back on its own cadence.
+type Follow struct {
+	// Call carries the pool settings; its Do reads the task (a GetTask,
+	// with the lease extension when the task is leased).
+	Call Call
+	// Interval is the time between reads: ttl/3 for a leased task, else the
+	// Agent's pollInterval.
+	Interval time.Duration
+	// Seen is the Fingerprint of what the reconciler last applied; a read
+	// that reports the same costs nothing beyond the call. Empty keeps the
+	// one given before.
+	Seen string
+}
+
+// Scheduler keeps a due-time heap of every followed task and fires each
+// read through its Agent's pool. A read whose answer differs from what the
+// reconciler applied re-enqueues the Delegation with the answer; an
+// unchanged answer (a plain renewal) costs no API write and no reconcile.
+type Scheduler struct {
+	Dispatcher *Dispatcher
+	Clock      clock.WithTicker
+
+	mu    sync.Mutex
+	items map[types.NamespacedName]*item
+	// early holds ReadNow requests for tasks not followed yet (a
+	// notification that came before the send's answer was applied).
+	early map[types.NamespacedName]time.Time
+	heap  dueHeap
+	wake  chan struct{}
+}
+
+type item struct {
+	key   types.NamespacedName
+	f     Follow
+	due   time.Time
+	index int // in the heap; -1 while its read runs
+}
+
+func (s *Scheduler) init() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.items == nil {
+		s.items = map[types.NamespacedName]*item{}
+		s.early = map[types.NamespacedName]time.Time{}
+		s.wake = make(chan struct{}, 1)
+		if s.Clock == nil {
+			s.Clock = clock.RealClock{}
+		}
+	}
+}
+
+// Track follows a task, or updates how it is followed. A newly followed
+// task is first read one interval from now; an interval that shrank is
+// applied at once.
+func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.Clock.Now()
+	it, ok := s.items[key]
+	if !ok {
+		it = &item{key: key, f: f, due: now.Add(f.Interval), index: -1}
+		if at, ok := s.early[key]; ok {
+			delete(s.early, key)
+			if now.Sub(at) < time.Minute {
+				it.due = now
+			}
+		}
+		s.items[key] = it
+		heap.Push(&s.heap, it)
+		scheduledTasks.Set(float64(len(s.items)))
+		s.poke()
+		return
+	}
+	if f.Seen == "" { // nothing applied this pass: keep what was
+		f.Seen = it.f.Seen
+	}
+	it.f = f
+	if due := now.Add(f.Interval); it.index >= 0 && due.Before(it.due) {
+		it.due = due
+		heap.Fix(&s.heap, it.index)
+		s.poke()
+	}
+}
+
+// ReadNow makes a followed task due at once (a push notification said it
+// changed). A task whose read is running is left alone.
+func (s *Scheduler) ReadNow(key types.NamespacedName) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.items[key]
+	switch {
+	case !ok:
+		if len(s.early) > 10000 { // notifications for tasks never followed
+			clear(s.early)
+		}
+		s.early[key] = s.Clock.Now()
+	case it.index >= 0:
+		it.due = s.Clock.Now()
+		heap.Fix(&s.heap, it.index)
+		s.poke()
+	}
+}
+
+// Untrack stops following a task (settled, detached, deleted).
+func (s *Scheduler) Untrack(key types.NamespacedName) {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, ok := s.items[key]
+	if !ok {
+		return
+	}
+	delete(s.items, key)
+	if it.index >= 0 {
+		heap.Remove(&s.heap, it.index)
+	}
+	scheduledTasks.Set(float64(len(s.items)))
+}
+
+// Tracked reports whether a task is followed (for tests and the bench).
+func (s *Scheduler) Tracked(key types.NamespacedName) bool {
+	s.init()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.items[key]
+	return ok
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the loop until ctx ends (a manager Runnable).
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.init()
+	for {
+		s.mu.Lock()
+		wait := time.Hour
+		now := s.Clock.Now()
+		for s.heap.Len() > 0 {
+			top := s.heap[0]
+			if top.due.After(now) {
+				wait = top.due.Sub(now)
+				break
+			}
+			heap.Pop(&s.heap)
+			s.fire(top, now)
+		}
+		s.mu.Unlock()
+		t := s.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-s.wake:
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
+
+// fire submits the read; it is called with s.mu held and the item popped.
+// The next read is due one interval after this one was due, so a slow
+// answer does not push every later renewal back.
+func (s *Scheduler) fire(it *item, now time.Time) {
+	next := it.due.Add(it.f.Interval)
+	if !next.After(now) {
+		next = now.Add(it.f.Interval)
+	}
+	c := it.f.Call
+	c.Kind = KindGet
+	c.NotAfter = next
+	seen := it.f.Seen
+	c.done = func(res Result) { s.answered(it, seen, next, res) }
+	if !s.Dispatcher.Submit(c) {
+		// A read of the reconciler's own is on its way: look again later.
+		it.due = next
+		heap.Push(&s.heap, it)
+	}
+}
+
+func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) {
+	s.mu.Lock()
+	cur, ok := s.items[it.key]
+	if ok && cur == it && it.index < 0 {
+		it.due = next
+		heap.Push(&s.heap, it)
+		s.poke()
+	}
+	s.mu.Unlock()
+	if !ok || cur != it {
+		return // untracked while the read ran
+	}
+	var t *a2a.Task
+	if v, isTask := res.Value.(*a2a.Task); isTask {
+		t = v
+	}
+	if Fingerprint(t, res.Err) == seen {
+		return
+	}
+	s.Dispatcher.deliver(Key{Delegation: it.key, Kind: KindGet}, res)
+}
+
+// Fingerprint is what a read reported, as far as the Delegation's status
+// shows it: state, status text, whether a lease is held, spend, result.
+// The lease's new expiry alone is not in it: a renewal is not a change.
+func Fingerprint(t *a2a.Task, err error) string {
+	switch {
+	case a2a.IsTaskNotFound(err):
+		return "error:not-found"
+	case err != nil:
+		return "error"
+	case t == nil:
+		return ""
+	}
+	view := struct {
+		State       a2a.State
+		Text        string
+		Failure     string
+		Leased      bool
+		Spent       map[string]int64
+		Result      string
+		Artifacts   int
+		MessageSeen int
+	}{t.State, t.StatusText, t.FailureClass, !t.LeaseExpiresAt.IsZero(), nil, t.ResultText, len(t.Artifacts), 0}
+	if t.Usage != nil {
+		view.Spent = t.Usage.Spent
+	}
+	b, _ := json.Marshal(view)
+	return string(b)
+}
+
+type dueHeap []*item
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *dueHeap) Push(x any) {
+	it := x.(*item)
+	it.index = len(*h)
+	*h = append(*h, it)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	it.index = -1
+	return it
+}

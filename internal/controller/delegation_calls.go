@@ -1,0 +1,234 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/agentio"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// AgentConnector is the agent I/O layer's client builder, under the name
+// the controller used before the layer had its own package.
+type AgentConnector = agentio.Connector
+
+// Dispatching a call and applying its result are kept apart: the functions
+// here only build and submit calls (they never touch status); the result is
+// taken and applied by the next reconcile, in delegation_task.go and
+// delegation_cancel.go.
+
+// busyAfter is how long a call may wait for room in its Agent's pool before
+// the Delegation says so (reason AgentBusy).
+const busyAfter = 2 * time.Second
+
+// sendOutcome is the result of a KindSend call: a task that was sent or
+// adopted, or why neither happened.
+type sendOutcome struct {
+	task *a2a.Task
+	// adopted: the task was found at the agent (an earlier send whose
+	// answer was lost, or spec.taskID), not sent now.
+	adopted bool
+	// lookupErr: the look-up of an earlier send failed; nothing was sent.
+	lookupErr error
+}
+
+// cancelOutcome is the result of a KindCancel call.
+type cancelOutcome struct {
+	task *a2a.Task
+	// taskID is the task cancelled, found by a look-up when status had none.
+	taskID string
+}
+
+func callKey(d *v1alpha1.Delegation, kind agentio.Kind) agentio.Key {
+	return agentio.Key{Delegation: client.ObjectKeyFromObject(d), Kind: kind}
+}
+
+// newCall fills in the Agent's pool settings.
+func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind, do func(context.Context, a2a.Client) (any, error)) agentio.Call {
+	c := agentio.Call{Key: callKey(d, kind), Agent: types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}}
+	if agent.Spec.MaxConcurrentCalls != nil {
+		c.PoolSize = int(*agent.Spec.MaxConcurrentCalls)
+	}
+	if agent.Spec.RequestTimeout != nil {
+		c.Timeout = agent.Spec.RequestTimeout.Duration
+	}
+	agent, tenant, connector := agent.DeepCopy(), d.Spec.Tenant, r.Connector
+	c.Do = func(ctx context.Context) (any, error) {
+		cl, release, err := connector.Client(ctx, agent, tenant)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return do(ctx, cl)
+	}
+	return c
+}
+
+// dispatchSend submits the first message. With lookUp, an earlier send
+// may have reached the agent: the task is looked up first and adopted when
+// found; when the look-up fails nothing is sent.
+func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
+	req := r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
+	uid, ownContext, lease := string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "", s.d.Spec.Lease != nil
+	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
+		if lookUp {
+			t, err := findSent(ctx, c, req.ContextID, uid, ownContext)
+			if err != nil {
+				return sendOutcome{lookupErr: err}, nil
+			}
+			if t != nil {
+				// ListTasks answers without artifacts: read the task in full.
+				full, err := c.Get(ctx, t.ID, lease)
+				if err != nil {
+					return sendOutcome{task: t, adopted: true}, err
+				}
+				return sendOutcome{task: full, adopted: true}, nil
+			}
+		}
+		t, err := c.Send(ctx, req)
+		return sendOutcome{task: t}, err
+	}))
+}
+
+// dispatchAdopt reads spec.taskID back to adopt it.
+func (r *DelegationReconciler) dispatchAdopt(s *scope) {
+	id, lease := s.d.Spec.TaskID, s.d.Spec.Lease != nil
+	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
+		t, err := c.Get(ctx, id, lease)
+		return sendOutcome{task: t, adopted: true}, err
+	}))
+}
+
+// dispatchGet reads the task back now (the scheduler does it on its cadence).
+func (r *DelegationReconciler) dispatchGet(s *scope) {
+	id, lease := s.d.Status.TaskID, s.d.Spec.Lease != nil
+	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
+		return c.Get(ctx, id, lease)
+	}))
+}
+
+// dispatchReply sends spec.replies[i] to the task.
+func (r *DelegationReconciler) dispatchReply(s *scope, i int) {
+	req := a2a.SendRequest{
+		MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: s.d.Status.ContextID, TaskID: s.d.Status.TaskID,
+		Text: s.d.Spec.Replies[i],
+	}
+	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindReply, func(ctx context.Context, c a2a.Client) (any, error) {
+		return c.Send(ctx, req)
+	}))
+}
+
+// dispatchCancel sends CancelTask; a task whose send may have reached the
+// agent without an answer is looked up first. It is used by a Delegation's
+// own cancel and by its ancestors' cascades, which dispatch it from the
+// cache without waiting for any write.
+func (r *DelegationReconciler) dispatchCancel(d *v1alpha1.Delegation, agent *v1alpha1.Agent) bool {
+	id, sendStarted := d.Status.TaskID, d.Status.SendStarted != nil || sendMarker(d) != nil
+	contextID, uid := delegation.ContextID(&d.Spec, string(d.UID)), string(d.UID)
+	ownContext := d.Spec.Message != nil && d.Spec.Message.ContextID != ""
+	// A send still waiting for room never reached the agent: drop it.
+	r.Calls.Drop(callKey(d, agentio.KindSend))
+	return r.Calls.Submit(r.newCall(d, agent, agentio.KindCancel, func(ctx context.Context, c a2a.Client) (any, error) {
+		if id == "" && sendStarted {
+			if t, _ := findSent(ctx, c, contextID, uid, ownContext); t != nil {
+				id = t.ID
+			}
+		}
+		if id == "" {
+			return cancelOutcome{}, nil
+		}
+		t, err := c.Cancel(ctx, id)
+		if a2a.IsTaskNotFound(err) {
+			return cancelOutcome{taskID: id}, nil // nothing left to cancel
+		}
+		return cancelOutcome{task: t, taskID: id}, err
+	}))
+}
+
+// take takes a finished call's result for this pass; if the pass cannot
+// write what it made of it, the result is put back (see Reconcile).
+func (r *DelegationReconciler) take(s *scope, key agentio.Key) (agentio.Result, bool) {
+	res, ok := r.Calls.Take(key)
+	if ok {
+		s.taken = append(s.taken, takenResult{key: key, res: res})
+	}
+	return res, ok
+}
+
+type takenResult struct {
+	key agentio.Key
+	res agentio.Result
+}
+
+// findSent looks for a task sent by an earlier pass whose answer was lost.
+// It returns nil when the agent has none, or cannot list tasks at all (0.3):
+// then the send is made again, the derived message id lets the agent
+// recognise it, and the lease bounds an orphan. An error means the look-up
+// may work later.
+func findSent(ctx context.Context, c a2a.Client, contextID, uid string, ownContext bool) (*a2a.Task, error) {
+	tasks, err := c.ListByContext(ctx, contextID)
+	if errors.Is(err, a2a.ErrUnsupported) {
+		return nil, nil
+	}
+	if err != nil || len(tasks) == 0 {
+		return nil, err
+	}
+	return delegation.OwnTask(tasks, uid, ownContext)
+}
+
+// waitForCall leaves a pass whose call is queued or running: the result
+// wakes the Delegation. A call queued behind a saturated pool for longer
+// than busyAfter is shown (reason AgentBusy); until then nothing is written.
+func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase v1alpha1.Phase) ctrl.Result {
+	waited := r.clock().Since(cs.Queued)
+	if cs.Running {
+		s.skipStatus = true
+		return ctrl.Result{}
+	}
+	if waited < busyAfter {
+		s.skipStatus = true
+		return ctrl.Result{RequeueAfter: busyAfter - waited}
+	}
+	r.setPhase(s, delegation.Progress(phase, delegation.ReasonAgentBusy,
+		fmt.Sprintf("waiting %s for room among the calls to agent %s (maxConcurrentCalls)", waited.Round(time.Second), s.d.Spec.AgentRef.Name)))
+	return ctrl.Result{RequeueAfter: busyAfter}
+}
+
+// follow hands a running task to the scheduler, or takes it away once the
+// task settled, detached or is being deleted. seen is what the task last
+// reported as applied to status ("" when unknown: the first read wakes the
+// Delegation).
+func (r *DelegationReconciler) follow(s *scope, seen *string) {
+	key := client.ObjectKeyFromObject(s.d)
+	st := &s.d.Status
+	if st.TaskID == "" || delegation.Settled(st.Phase) || s.agent == nil || !s.d.DeletionTimestamp.IsZero() {
+		r.Scheduler.Untrack(key)
+		return
+	}
+	interval := pollInterval(s.agent)
+	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
+		interval = renew
+	}
+	f := agentio.Follow{Interval: interval}
+	if seen != nil {
+		f.Seen = *seen
+	}
+	id, lease := st.TaskID, s.d.Spec.Lease != nil
+	f.Call = r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
+		return c.Get(ctx, id, lease)
+	})
+	r.Scheduler.Track(key, f)
+}
