@@ -55,7 +55,7 @@ const priorities = 3
 
 // Defaults for the pools.
 const (
-	DefaultCallsPerAgent = 8
+	DefaultCallsPerAgent  = 8
 	DefaultMaxCallTimeout = 30 * time.Second
 )
 

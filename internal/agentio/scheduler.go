@@ -239,15 +239,19 @@ func Fingerprint(t *a2a.Task, err error) string {
 		return ""
 	}
 	view := struct {
-		State       a2a.State
-		Text        string
-		Failure     string
-		Leased      bool
-		Spent       map[string]int64
-		Result      string
-		Artifacts   int
-		MessageSeen int
-	}{t.State, t.StatusText, t.FailureClass, !t.LeaseExpiresAt.IsZero(), nil, t.ResultText, len(t.Artifacts), 0}
+		State     a2a.State
+		Text      string
+		Failure   string
+		Leased    bool
+		Spent     map[string]int64
+		Result    string
+		Artifacts int
+	}{t.State, t.StatusText, t.FailureClass, !t.LeaseExpiresAt.IsZero(), nil, t.ResultText, len(t.Artifacts)}
+	if view.State == a2a.StateSubmitted {
+		// Submitted and Working are both Running: a task that only started
+		// working is not worth a status write.
+		view.State = a2a.StateWorking
+	}
 	if t.Usage != nil {
 		view.Spent = t.Usage.Spent
 	}

@@ -100,4 +100,3 @@ func addMeters(c *prometheus.CounterVec, m v1alpha1.Meters) {
 		}
 	}
 }
-

@@ -43,6 +43,9 @@ type testAgent struct {
 	failLists atomic.Bool
 	// failGets makes GetTask answer 502, as an agent behind a failing proxy.
 	failGets atomic.Bool
+	// hang makes every call wait without an answer until the caller gives
+	// up, as an agent that accepts connections and never answers.
+	hang atomic.Bool
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -122,6 +125,10 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		ta.mu.Lock()
 		ta.calls = append(ta.calls, c)
 		ta.mu.Unlock()
+		if ta.hang.Load() {
+			<-r.Context().Done()
+			return
+		}
 		if req.Method == "GetTask" && ta.failGets.Load() {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return

@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// One Agent's pool runs at most its size; what waits goes cancels first,
+// then reads and renewals, then sends, each in submission order. A renewal
+// gets a slot only when one frees: it never preempts a running call.
+func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	call := func(name string, kind Kind, block bool) Call {
+		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: kind}, Agent: agent, PoolSize: 1,
+			Do: func(ctx context.Context) (any, error) {
+				if block {
+					<-release
+				}
+				mu.Lock()
+				order = append(order, name+"/"+string(kind))
+				mu.Unlock()
+				return name, nil
+			}}
+	}
+	g.Expect(d.Submit(call("busy", KindSend, true))).To(BeTrue())
+	g.Eventually(func() bool { return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindSend}).Running }).Should(BeTrue())
+	g.Expect(d.Submit(call("s1", KindSend, false))).To(BeTrue())
+	g.Expect(d.Submit(call("s2", KindSend, false))).To(BeTrue())
+	g.Expect(d.Submit(call("leased", KindGet, false))).To(BeTrue())
+	g.Expect(d.Submit(call("stop", KindCancel, false))).To(BeTrue())
+	g.Expect(d.Submit(call("s1", KindSend, false))).To(BeFalse(), "one call of a kind per Delegation")
+
+	renewal := Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "leased"}, Kind: KindGet}
+	g.Consistently(func() bool { return d.State(renewal).Running }, 200*time.Millisecond).Should(BeFalse(),
+		"the pool is full: the renewal waits")
+	stats := d.Stats()
+	g.Expect(stats).To(HaveLen(1))
+	g.Expect(stats[0].Running).To(Equal(1))
+	g.Expect(stats[0].Queued).To(Equal(4))
+	g.Expect(stats[0].OldestQueued).NotTo(BeZero())
+
+	close(release)
+	g.Eventually(func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), order...)
+	}).Should(Equal([]string{"busy/send", "stop/cancel", "leased/get", "s1/send", "s2/send"}))
+	res, ok := d.Take(renewal)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(res.Value).To(Equal("leased"))
+	_, ok = d.Take(renewal)
+	g.Expect(ok).To(BeFalse(), "a result is taken once")
+	g.Eventually(d.Stats).Should(BeEmpty(), "an idle pool is dropped")
+}
+
+// Every call ends by its deadline: the Agent's timeout, capped by the
+// operator's maximum, and for a renewal the time the next one is due.
+func TestCallDeadlines(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Hour)
+	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	deadline := func(c Call) time.Duration {
+		got := make(chan time.Duration, 1)
+		c.Agent = agent
+		c.Do = func(ctx context.Context) (any, error) {
+			dl, _ := ctx.Deadline()
+			got <- time.Until(dl)
+			return nil, nil
+		}
+		g.Expect(d.Submit(c)).To(BeTrue())
+		return <-got
+	}
+	key := func(name string) Key { return Key{Delegation: types.NamespacedName{Name: name}, Kind: KindGet} }
+	g.Expect(deadline(Call{Key: key("spec"), Timeout: 10 * time.Minute})).To(BeNumerically("~", 10*time.Minute, time.Second))
+	d.MaxCallTimeout = 30 * time.Second
+	g.Expect(deadline(Call{Key: key("capped"), Timeout: 10 * time.Minute})).To(BeNumerically("~", 30*time.Second, time.Second))
+	g.Expect(deadline(Call{Key: key("renewal"), Timeout: 10 * time.Minute, NotAfter: time.Now().Add(time.Second)})).
+		To(BeNumerically("~", time.Second, 500*time.Millisecond))
+}

@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// An Agent that accepts every call and never answers (requestTimeout 10m)
+// fills only its own pool: another Agent's lease renewals stay on time and
+// its new tasks are sent.
+func TestHungAgentDoesNotDelayAnotherAgent(t *testing.T) {
+	e := setup(t)
+	hung := newTestAgent()
+	t.Cleanup(hung.Close)
+	e.createAgent("hung", hung.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.RequestTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+	})
+	e.waitAgentReady("hung")
+	hung.hang.Store(true)
+	for i := range 12 {
+		e.create(e.kitTask(fmt.Sprintf("stuck-%d", i), "hung", "wait"))
+	}
+	// Its pool (8 calls) is full; the rest wait and say so.
+	e.g.Eventually(func() int { return len(hung.Calls("SendMessage")) }, eventually, tick).Should(Equal(8))
+	e.g.Eventually(func() string {
+		for i := range 12 {
+			if o := e.get(fmt.Sprintf("stuck-%d", i)).Status.Outcome; o != nil && o.Reason == delegation.ReasonAgentBusy {
+				return o.Reason
+			}
+		}
+		return ""
+	}, eventually, tick).Should(Equal(delegation.ReasonAgentBusy))
+
+	ka := newKitWorker(t)
+	e.createAgent("kit", ka.URL(), pollEvery(10*time.Second))
+	const ttl = 3 * time.Second
+	e.create(e.kitTask("leased", "kit", "forever delay=1h", withLease(ttl)))
+	id := e.waitLeased("leased").Status.TaskID
+	start := time.Now()
+	time.Sleep(4 * time.Second)
+	renewals := ka.Renewals(id)
+	var gaps []time.Duration
+	last := start
+	for _, c := range renewals {
+		if c.At.After(start) {
+			gaps = append(gaps, c.At.Sub(last).Round(time.Millisecond))
+			last = c.At
+		}
+	}
+	gaps = append(gaps, time.Since(last).Round(time.Millisecond))
+	t.Logf("renewals of the healthy agent's task while another agent hangs: gaps %v", gaps)
+	for _, gap := range gaps {
+		e.g.Expect(gap).To(BeNumerically("<=", ttl/3+time.Second), "renewed every ttl/3 (+1s)")
+	}
+
+	// A new task to the healthy agents is sent and finishes.
+	e.create(e.task("fresh", "hello"))
+	e.g.Expect(e.waitPhase("fresh", v1alpha1.PhaseSucceeded).Status.Result.Text).To(Equal("echo: hello"))
+	e.g.Expect(len(hung.Calls("SendMessage"))).To(Equal(8), "the hung agent's pool stayed bounded")
+}
+
+// Deleting a root dispatches CancelTask for every child from the cache at
+// once: every child's task is cancelled while no child has even been asked
+// to go (the garbage collector, pacing itself at 20 QPS, comes later).
+func TestDeletedRootCancelsEveryChildBeforeAnyChildIsDeleted(t *testing.T) {
+	e := setup(t)
+	const n = 200
+	e.create(e.task("root", "wait"))
+	e.waitRunning("root")
+	for i := range n {
+		e.create(e.task(fmt.Sprintf("child-%03d", i), "wait", childOf("root")))
+	}
+	e.g.Eventually(func() int { return len(e.agent.Calls("SendMessage")) }, 2*eventually, tick).Should(Equal(n + 1))
+	e.g.Eventually(func(g Gomega) {
+		var list v1alpha1.DelegationList
+		g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+		for _, d := range list.Items {
+			g.Expect(d.Status.TaskID).NotTo(BeEmpty(), d.Name)
+		}
+	}, 2*eventually, tick).Should(Succeed())
+	ids := map[string]string{}
+	var list v1alpha1.DelegationList
+	e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+	for _, d := range list.Items {
+		ids[d.Status.TaskID] = d.Name
+	}
+
+	deleted := time.Now()
+	root := e.get("root")
+	e.g.Expect(k8sClient.Delete(context.Background(), root, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+	e.g.Eventually(func() int {
+		cancelled := map[string]bool{}
+		for _, c := range e.agent.Calls("CancelTask") {
+			if name, ok := ids[c.TaskID]; ok {
+				cancelled[name] = true
+			}
+		}
+		return len(cancelled)
+	}, 2*eventually, tick).Should(Equal(n + 1))
+	t.Logf("CancelTask received for the root and %d children %v after the root's deletion", n, time.Since(deleted).Round(time.Millisecond))
+	e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+	children := 0
+	for _, d := range list.Items {
+		if d.Name != "root" {
+			children++
+			e.g.Expect(d.DeletionTimestamp).To(BeNil(), "nothing deleted %s yet", d.Name)
+		}
+	}
+	e.g.Expect(children).To(Equal(n), "every child object is still there")
+	// The children record the cascade at the client's rate.
+	e.g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(n), "the root let go once its own task was cancelled")
+		for _, d := range list.Items {
+			g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseCanceled), d.Name)
+			g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonParentDeleted), d.Name)
+		}
+	}, 2*eventually, tick).Should(Succeed())
+}
+
+// spec.maxConcurrentTasks: the tasks over it wait (AgentAtCapacity) and
+// start in creation order as running ones settle.
+func TestMaxConcurrentTasksQueuesAndReleasesInOrder(t *testing.T) {
+	e := setup(t)
+	e.createAgent("capped", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.MaxConcurrentTasks = ptr.To[int32](2) })
+	e.waitAgentReady("capped")
+	names := []string{"a1", "a2", "a3", "a4", "a5"}
+	for _, name := range names {
+		e.create(e.kitTask(name, "capped", "wait "+name))
+		time.Sleep(20 * time.Millisecond)
+	}
+	sentTexts := func() []string {
+		var out []string
+		for _, c := range e.agent.Calls("SendMessage") {
+			out = append(out, c.Text)
+		}
+		return out
+	}
+	e.waitRunning("a1")
+	e.waitRunning("a2")
+	for _, name := range names[2:] {
+		e.waitReason(name, v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity)
+	}
+	e.g.Consistently(sentTexts, time.Second, tick).Should(Equal([]string{"wait a1", "wait a2"}))
+
+	e.update("a2", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.waitRunning("a3")
+	e.g.Consistently(sentTexts, time.Second, tick).Should(Equal([]string{"wait a1", "wait a2", "wait a3"}))
+	e.update("a1", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.waitRunning("a4")
+	e.g.Expect(e.get("a5").Status.Phase).To(Equal(v1alpha1.PhasePending))
+	e.g.Expect(sentTexts()).To(Equal([]string{"wait a1", "wait a2", "wait a3", "wait a4"}))
+}
+
+// A plain task costs three API writes from create to Succeeded: the
+// finalizer with the send marker, Running, Succeeded.
+func TestPlainTaskCostsThreeWrites(t *testing.T) {
+	e := setup(t)
+	e.waitAgentReady("agent")
+	w, err := k8sWatcher().Watch(context.Background(), &v1alpha1.DelegationList{}, client.InNamespace(e.ns))
+	e.g.Expect(err).NotTo(HaveOccurred())
+	defer w.Stop()
+	e.create(e.task("plain", "slow"))
+	e.waitPhase("plain", v1alpha1.PhaseSucceeded)
+	writes := 0
+	e.g.Consistently(func() int {
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type == watch.Modified {
+					writes++
+					d := ev.Object.(*v1alpha1.Delegation)
+					t.Logf("write %d: phase %q remote %q outcome %+v conditions %d sendStarted %v", writes, d.Status.Phase, d.Status.RemoteState, d.Status.Outcome, len(d.Status.Conditions), d.Status.SendStarted)
+				}
+			default:
+				return writes
+			}
+		}
+	}, 2*time.Second, tick).Should(BeNumerically("<=", 3))
+	t.Logf("API writes from create to Succeeded: %d", writes)
+	e.g.Expect(writes).To(BeNumerically(">=", 2))
+}
+
+func k8sWatcher() client.WithWatch {
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
