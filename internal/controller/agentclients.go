@@ -45,7 +45,8 @@ type cachedClient struct {
 
 // Endpoint builds the connection settings for an Agent, reading its Secrets.
 func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
-	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
+	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, AllowedOrigins: agent.Spec.AllowedOrigins,
+		Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
