@@ -153,7 +153,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 func (b *boundedBody) Close() error { return b.rc.Close() }
 
 var defaultHTTPClient = sync.OnceValues(func() (*http.Client, error) {
-	return NewHTTPClient(HTTPOptions{DenyCIDRs: DefaultDenyCIDRs()})
+	return NewHTTPClient(HTTPOptions{})
 })
 
 // endpointHTTPClient wraps the endpoint's client (or the default one) with
