@@ -201,6 +201,11 @@ func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {
 		if key, err = os.ReadFile(f.pushKeyFile); err != nil {
 			return nil, fmt.Errorf("--push-key-file: %w", err)
 		}
+		// An empty file would otherwise mean "a random key per start".
+		if len(key) < controller.MinPushKeyBytes {
+			return nil, fmt.Errorf("--push-key-file: the key has %d bytes, at least %d are needed (for example: head -c 32 /dev/urandom)",
+				len(key), controller.MinPushKeyBytes)
+		}
 	}
 	return controller.NewPushReceiver(f.pushListen, f.pushURL, key, mgr.GetClient())
 }
