@@ -40,7 +40,7 @@ func TestSecretsByConsentInstall(t *testing.T) {
 	sa := operatorServiceAccount(t, r)
 	canGetSecrets := func(ns string) bool {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: fmt.Sprintf("system:serviceaccount:%s:%s", r.namespace, sa),
+			User:               fmt.Sprintf("system:serviceaccount:%s:%s", r.namespace, sa),
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "secrets", Name: "creds"},
 		}}
 		g.Expect(kube.Create(ctx, review)).To(Succeed())
