@@ -10,6 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// AgentFinalizer holds an Agent while Delegations that may have a task at
+// it are unsettled, so their cancels can still reach the agent however the
+// objects are deleted (a namespace, a GitOps prune, a chart uninstall).
+const AgentFinalizer = "delegation.tether.dev/tasks"
+
 // SecretKeyRef names one key of a Secret in the Agent's namespace.
 type SecretKeyRef struct {
 	// name of the Secret.

@@ -92,7 +92,7 @@ func (r *DelegationReconciler) findForCancel(ctx context.Context, s *scope) (unc
 	if !agentCanList(s.agent) {
 		return true, nil
 	}
-	c, err := r.client(ctx, s)
+	c, err := r.cancelClient(ctx, s)
 	if err != nil {
 		return false, err
 	}
@@ -113,7 +113,7 @@ func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.T
 	if s.agent == nil {
 		return nil, errors.New("the Agent no longer exists")
 	}
-	c, err := r.client(ctx, s)
+	c, err := r.cancelClient(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -122,4 +122,12 @@ func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.T
 		return nil, nil // nothing left to cancel
 	}
 	return t, err
+}
+
+// cancelClient is the client for cancels: it survives the Agent's Secrets.
+func (r *DelegationReconciler) cancelClient(ctx context.Context, s *scope) (a2a.Client, error) {
+	if s.agent == nil {
+		return nil, errors.New("the Agent no longer exists")
+	}
+	return r.Connector.CancelClient(ctx, s.agent, s.d.Spec.Tenant)
 }

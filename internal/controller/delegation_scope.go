@@ -130,7 +130,9 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 		return ctrl.Result{}, err
 	}
 	s.agent = &agent
-	s.agentObs = delegation.Agent{Found: true, Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")}
+	// A deleting Agent serves the tasks it has (cancels, polls) but starts none.
+	s.agentObs = delegation.Agent{Found: true,
+		Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready") && agent.DeletionTimestamp.IsZero()}
 	return ctrl.Result{}, nil
 }
 
