@@ -57,7 +57,9 @@ type testAgent struct {
 }
 
 type agentCall struct {
-	Method    string
+	Method string
+	// Auth is the Authorization header the call carried.
+	Auth      string
 	TaskID    string
 	MessageID string
 	ContextID string
@@ -131,7 +133,7 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if os.Getenv("TEST_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "AGENT %s %s %v %s\n", r.RemoteAddr, req.Method, r.Header, body)
 		}
-		c := agentCall{Method: req.Method, TaskID: req.Params.ID}
+		c := agentCall{Method: req.Method, TaskID: req.Params.ID, Auth: r.Header.Get("Authorization")}
 		if m := req.Params.Message; m.MessageID != "" {
 			c.TaskID, c.MessageID, c.ContextID = m.TaskID, m.MessageID, m.ContextID
 			for _, p := range m.Parts {
