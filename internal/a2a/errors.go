@@ -83,6 +83,13 @@ type Error struct {
 	// Reason is a short CamelCase cause, e.g. TaskNotFound, InvalidParams.
 	Reason string
 	Err    error
+	// local: decided before anything was sent (see NeverSent).
+	local bool
+}
+
+// localError is an error decided before any request was made.
+func localError(op, reason string, err error) *Error {
+	return &Error{Kind: KindRefused, Op: op, Reason: reason, Err: err, local: true}
 }
 
 func (e *Error) Error() string {
@@ -193,6 +200,9 @@ func classify(op string, err error, status int, tooLarge bool) error {
 	switch {
 	case tooLarge || errors.Is(err, ErrResponseTooLarge):
 		e.Reason = ReasonResponseTooLarge
+		if status >= 200 && status <= 299 {
+			e.Err = fmt.Errorf("%w: %w", ErrAnswerTooLarge, err)
+		}
 		return e
 	case errors.Is(err, ErrEgressDenied):
 		e.Reason = ReasonEgressDenied

@@ -78,7 +78,7 @@ func newTestAgentWith(withPush bool) *testAgent {
 	})
 	opts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store)}
 	if withPush {
-		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})))
 	}
 	handler := a2asrv.NewHandler(testExecutor{}, opts...)
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
