@@ -515,13 +515,17 @@ func TestErrorsFromBrokenEndpoints(t *testing.T) {
 				return err
 			}
 
+			// Nothing listens: the dial failed, nothing was sent.
 			err := send(closedURL(t))
 			g.Expect(IsTransport(err)).To(BeTrue(), err.Error())
+			g.Expect(Classify(err)).To(Equal(OutcomeRefused), err.Error())
+			g.Expect(NeverSent(err)).To(BeTrue(), err.Error())
 			g.Expect(FailureClassOf(err)).To(Equal(FailureClassUnreachable))
 
-			for code, class := range map[int]string{500: FailureClassRejected, 401: FailureClassPolicyRefusal, 403: FailureClassPolicyRefusal} {
+			for code, class := range map[int]string{500: FailureClassUnreachable, 401: FailureClassPolicyRefusal, 403: FailureClassPolicyRefusal} {
 				err = send(status(code))
-				g.Expect(IsRefused(err)).To(BeTrue(), err.Error())
+				g.Expect(IsRefused(err)).To(Equal(code != 500), err.Error())
+				g.Expect(NeverSent(err)).To(BeFalse(), err.Error())
 				var e *Error
 				g.Expect(errors.As(err, &e)).To(BeTrue())
 				g.Expect(e.Code).To(Equal(code))

@@ -115,8 +115,11 @@ func (e *Error) Is(target error) bool {
 		(e.Reason == ReasonUnsupported || e.Reason == ReasonMethodNotFound)
 }
 
-// IsRefused reports whether the agent answered with a refusal.
-func IsRefused(err error) bool { return kindOf(err) == KindRefused }
+// IsRefused reports whether the call's outcome is OutcomeRefused: the answer
+// (or the absence of any request) proves nothing started. An error answer
+// that does not prove it (HTTP 5xx, 429, an agent's InternalError) is not a
+// refusal, though its Kind is KindRefused. See Classify.
+func IsRefused(err error) bool { return err != nil && Classify(err) == OutcomeRefused }
 
 // IsTransport reports whether the call got no usable answer.
 func IsTransport(err error) bool { return kindOf(err) == KindTransport }
@@ -135,14 +138,16 @@ func kindOf(err error) ErrorKind {
 }
 
 // FailureClassOf maps a send error to the failure class recorded on the
-// Delegation: InvalidRequest, PolicyRefusal, Rejected or Unreachable. Errors of
-// other types count as Unreachable, which keeps (never refunds) a reservation.
+// Delegation: InvalidRequest, PolicyRefusal, Rejected or Unreachable. Only a
+// Refused outcome (Classify) gets one of the first three; everything else,
+// errors of other types included, counts as Unreachable, which keeps (never
+// refunds) a reservation.
 func FailureClassOf(err error) string {
 	if err == nil {
 		return ""
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindRefused {
+	if !errors.As(err, &e) || Classify(err) != OutcomeRefused || e.Kind != KindRefused {
 		return FailureClassUnreachable
 	}
 	switch e.Reason {
