@@ -99,7 +99,7 @@ func newTestAgentOpts(withPush, stock bool) *testAgent {
 	store := taskstore.NewInMemory(storeConfig)
 	opts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store)}
 	if withPush {
-		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})))
 	}
 	handler := a2asrv.NewHandler(testExecutor{}, opts...)
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
