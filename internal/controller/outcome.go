@@ -6,39 +6,26 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
-	"errors"
-	"net/http"
-
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// callResult says what a call to an agent came to. Only an answer from the
-// agent that proves nothing started is Refused: an A2A error, an auth
-// challenge, a client error status. A gateway's 5xx, 408 and 429 may come
-// after the agent took the request, so they are Unknown, as is a dropped
-// connection or a timeout; a request that never left is NotSent.
+// callResult says what a call to an agent came to, from a2a.Classify. It
+// adds one distinction the send needs: a request that never left the
+// operator (a dial error, the egress policy) is NotSent, not Refused, so it
+// is made again (until --send-timeout) instead of failing the Delegation.
 func callResult(err error) delegation.CallResult {
-	if err == nil {
-		return delegation.CallAccepted
-	}
-	if a2a.NeverSent(err) {
+	if err != nil && a2a.NeverSent(err) && a2a.IsTransport(err) {
 		return delegation.CallNotSent
 	}
-	e, ok := errors.AsType[*a2a.Error](err)
-	if !ok || e.Kind != a2a.KindRefused {
-		return delegation.CallUnknown
+	switch a2a.Classify(err) {
+	case a2a.OutcomeAccepted:
+		return delegation.CallAccepted
+	case a2a.OutcomeRefused:
+		return delegation.CallRefused
 	}
-	if e.Code >= 100 { // an HTTP status, not an A2A error code
-		switch {
-		case e.Code == http.StatusNotImplemented, e.Code == http.StatusMethodNotAllowed:
-			return delegation.CallRefused
-		case e.Code >= 500, e.Code == http.StatusRequestTimeout, e.Code == http.StatusTooManyRequests:
-			return delegation.CallUnknown
-		}
-	}
-	return delegation.CallRefused
+	return delegation.CallUnknown
 }
 
 // agentCanList says whether the Agent can list tasks for the operator. A
