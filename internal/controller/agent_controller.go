@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -28,6 +29,9 @@ import (
 const (
 	ReasonCardRead        = "CardRead"
 	ReasonCardUnavailable = "CardUnavailable"
+	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
+	// url, cardURL and allowedOrigins.
+	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
 )
 
 // AgentReconciler reads each Agent's card into its status.
@@ -63,9 +67,10 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
-		delegation.SetAgentReady(&agent, false, ReasonCardUnavailable, truncate(err.Error(), 1024), time.Now())
+		reason := cardFailureReason(err)
+		delegation.SetAgentReady(&agent, false, reason, truncate(err.Error(), 1024), time.Now())
 		if wasReady {
-			r.Recorder.Eventf(&agent, nil, "Warning", ReasonCardUnavailable, "ReadCard", "%s", truncate(err.Error(), 1024))
+			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
 		}
 		refresh = min(refresh, 10*time.Second)
 		if before.Status.ObservedGeneration != agent.Generation {
@@ -100,6 +105,15 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 		return nil, err
 	}
 	return a2a.ResolveCard(ctx, ep)
+}
+
+// cardFailureReason is the Ready reason of a card that could not be used: an
+// interface outside the Agent's origins is the owner's to fix, and says so.
+func cardFailureReason(err error) string {
+	if errors.Is(err, a2a.ErrOriginNotAllowed) {
+		return ReasonOriginNotAllowed
+	}
+	return ReasonCardUnavailable
 }
 
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
