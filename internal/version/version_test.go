@@ -1,0 +1,40 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package version
+
+import (
+	"runtime/debug"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestStampedValuesWinOverTheBuildRecord(t *testing.T) {
+	g := NewWithT(t)
+	record := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201-abc"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.time", Value: "2026-12-01T00:00:00Z"}}}, true
+	}
+	i := resolve("v0.2.0", "deadbeef", "2026-12-02T00:00:00Z", record)
+	g.Expect(i.Version).To(Equal("v0.2.0"))
+	g.Expect(i.Commit).To(Equal("deadbeef"))
+	g.Expect(i.Date).To(Equal("2026-12-02T00:00:00Z"))
+
+	i = resolve("", "", "", record)
+	g.Expect(i.Version).To(Equal("v0.0.0-20261201-abc"), "go install records the module version")
+	g.Expect(i.Commit).To(Equal("abc"))
+	g.Expect(i.Date).To(Equal("2026-12-01T00:00:00Z"))
+}
+
+func TestUnstampedBuildSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	i := resolve("", "", "", func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true
+	})
+	g.Expect(i.Version).To(Equal("dev"))
+	g.Expect(i.Commit).To(Equal("unknown"))
+	g.Expect(i.String()).To(HavePrefix("dev (commit unknown, built unknown, go"))
+}
