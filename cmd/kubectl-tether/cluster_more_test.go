@@ -14,8 +14,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	eventsv1 "k8s.io/api/events/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"

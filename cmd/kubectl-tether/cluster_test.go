@@ -309,7 +309,7 @@ func TestClusterTree(t *testing.T) {
 	g.Expect(res.stderr).To(BeEmpty())
 	g.Expect(res.stdout).NotTo(ContainSubstring("\x1b"), "no colour when stdout is not a terminal")
 	g.Expect(ageColumn.ReplaceAllString(res.stdout, "   <age>")).To(Equal(
-`NAME                 PHASE       REASON               AGENT        TASK        BUDGET LEFT/SPENT             AGE
+		`NAME                 PHASE       REASON               AGENT        TASK        BUDGET LEFT/SPENT             AGE
 root                 Running     WaitingForChildren   (group)      -           calls=13/2,tokens=4500/1500   <age>
 └── child            Running     Working              researcher   task-7c1f   calls=3/2,tokens=2800/1200    <age>
     └── grandchild   Succeeded   Completed            writer       task-9d2e   calls=0/1,tokens=700/300      <age>

@@ -20,9 +20,9 @@ import (
 
 // Exit codes. A CI job can tell them apart; `wait` adds its own (see wait.go).
 const (
-	exitOK    = 0
+	exitOK      = 0
 	exitFailure = 1 // the command ran and failed: not found, refused, API error
-	exitUsage = 2 // the command line is wrong; nothing was sent
+	exitUsage   = 2 // the command line is wrong; nothing was sent
 )
 
 func main() {
