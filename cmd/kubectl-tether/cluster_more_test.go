@@ -17,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -218,4 +221,55 @@ func TestClusterEvents(t *testing.T) {
 		names = append(names, ev.Name)
 	}
 	g.Expect(names).To(Equal([]string{"e0", "e1", "e2", "e3"}))
+}
+
+// TestClusterAgentNames pins how users reach tether's kinds next to other
+// agent operators: short names, the tether category, and the Agent's Ready
+// and Reason columns as kubectl get prints them.
+func TestClusterAgentNames(t *testing.T) {
+	g := NewWithT(t)
+	s := newScene(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(apiServer.config)
+	g.Expect(err).NotTo(HaveOccurred())
+	resources, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
+	g.Expect(err).NotTo(HaveOccurred())
+	byName := map[string]metav1.APIResource{}
+	for _, r := range resources.APIResources {
+		byName[r.Name] = r
+	}
+	g.Expect(byName["agents"].ShortNames).To(Equal([]string{"tagent"}))
+	g.Expect(byName["agents"].Categories).To(Equal([]string{"tether"}))
+	g.Expect(byName["delegations"].ShortNames).To(Equal([]string{"dlg"}))
+	g.Expect(byName["delegations"].Categories).To(Equal([]string{"tether"}))
+
+	// kubectl get tagent: the server's table has Ready and Reason from the condition.
+	agent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Name: "researcher", Namespace: s.ns},
+		Spec: v1alpha1.AgentSpec{URL: "https://researcher.example.com"}}
+	g.Expect(apiServer.client.Create(context.Background(), agent)).To(Succeed())
+	delegation.SetAgentReady(agent, false, "CardUnreachable", "dial tcp: connection refused", time.Now())
+	g.Expect(apiServer.client.Status().Update(context.Background(), agent)).To(Succeed())
+
+	rc, err := rest.RESTClientFor(tableClientConfig())
+	g.Expect(err).NotTo(HaveOccurred())
+	table := &metav1.Table{}
+	g.Expect(rc.Get().AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version,
+		"namespaces", s.ns, "agents").SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+		Do(context.Background()).Into(table)).To(Succeed())
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		if c.Priority == 0 {
+			columns = append(columns, c.Name)
+		}
+	}
+	g.Expect(columns).To(Equal([]string{"Name", "Ready", "Reason", "URL", "Card", "Age"}))
+	g.Expect(table.Rows).To(HaveLen(1))
+	g.Expect(table.Rows[0].Cells[1:3]).To(Equal([]any{"False", "CardUnreachable"}))
+}
+
+func tableClientConfig() *rest.Config {
+	cfg := rest.CopyConfig(apiServer.config)
+	cfg.GroupVersion = &metav1.SchemeGroupVersion
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	cfg.APIPath = "/apis"
+	return cfg
 }
