@@ -6,10 +6,14 @@ SPDX-License-Identifier: Apache-2.0
 package version
 
 import (
+	"fmt"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestStampedValuesWinOverTheBuildRecord(t *testing.T) {
@@ -37,4 +41,17 @@ func TestUnstampedBuildSaysSo(t *testing.T) {
 	g.Expect(i.Version).To(Equal("dev"))
 	g.Expect(i.Commit).To(Equal("unknown"))
 	g.Expect(i.String()).To(HavePrefix("dev (commit unknown, built unknown, go"))
+}
+
+func TestBuildInfoMetric(t *testing.T) {
+	g := NewWithT(t)
+	reg := prometheus.NewRegistry()
+	g.Expect(reg.Register(BuildInfo())).To(Succeed())
+	i := Get()
+	want := fmt.Sprintf(`
+# HELP tether_build_info Build information of the running operator; the value is always 1.
+# TYPE tether_build_info gauge
+tether_build_info{commit=%q,date=%q,goversion=%q,version=%q} 1
+`, i.Commit, i.Date, i.GoVersion, i.Version)
+	g.Expect(testutil.GatherAndCompare(reg, strings.NewReader(want), "tether_build_info")).To(Succeed())
 }
