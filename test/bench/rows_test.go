@@ -119,7 +119,7 @@ func (e *env) throughput() []row {
 	e.parallel(n, func(i int) error { return e.kube.Delete(ctx, items[i]) })
 	afterDelete, err := apiWrites(ctx, e.config, "benchitems")
 	must(t, err)
-	floorWrites := (afterStatus - before - float64(n)) / float64(n)           // beyond the create
+	floorWrites := (afterStatus - before - float64(n)) / float64(n)          // beyond the create
 	floorWritesDeleted := (afterDelete - before - 2*float64(n)) / float64(n) // beyond create and delete
 
 	ag := newBenchAgent()
