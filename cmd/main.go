@@ -23,12 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/controller"
+	"github.com/tether-dev/tether/internal/version"
 )
 
 var scheme = runtime.NewScheme()
@@ -107,9 +109,17 @@ func parseCIDRs(flagName, s string) ([]*net.IPNet, error) {
 }
 
 func main() {
+	printVersion := flag.Bool("version", false, "Print the version, commit and build date, and exit.")
 	f, zapOpts := parseFlags()
+	build := version.Get()
+	if *printVersion {
+		fmt.Println("tether-operator", build)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	log.Info("tether operator", "version", build.Version, "commit", build.Commit, "date", build.Date, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.BuildInfo())
 	if err := run(f); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)

@@ -10,6 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// AgentFinalizer holds an Agent while Delegations that may have a task at
+// it are unsettled, so their cancels can still reach the agent however the
+// objects are deleted (a namespace, a GitOps prune, a chart uninstall).
+const AgentFinalizer = "delegation.tether.dev/tasks"
+
 // SecretKeyRef names one key of a Secret in the Agent's namespace.
 type SecretKeyRef struct {
 	// name of the Secret.
@@ -167,11 +172,12 @@ type AgentStatus struct {
 // Agent is an A2A endpoint that Delegations send tasks to.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=tether
+// +kubebuilder:resource:shortName=tagent,categories=tether
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Card",type=string,JSONPath=`.status.cardName`
-// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Agent struct {
 	metav1.TypeMeta `json:",inline"`

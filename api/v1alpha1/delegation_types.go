@@ -182,6 +182,19 @@ type DelegationSpec struct {
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
+// SendResult is what became of a send whose answer was not recorded.
+// +kubebuilder:validation:Enum=InFlight;NotSent;Unknown
+type SendResult string
+
+const (
+	// SendInFlight: the send is being made (or the operator stopped while making it).
+	SendInFlight SendResult = "InFlight"
+	// SendNotSent: the request never left the operator (a dial error).
+	SendNotSent SendResult = "NotSent"
+	// SendUnknown: the request may have reached the agent; its answer was lost.
+	SendUnknown SendResult = "Unknown"
+)
+
 // Phase is where a Delegation is in its life.
 // +kubebuilder:validation:Enum=Pending;Running;InputRequired;AuthRequired;Succeeded;Failed;Canceled;Detached
 type Phase string
@@ -332,6 +345,17 @@ type DelegationStatus struct {
 	// looks the task up instead of sending twice.
 	// +optional
 	SendStarted *metav1.Time `json:"sendStarted,omitempty"`
+	// sendResult says what became of a send that has no task id yet:
+	// InFlight (made, or about to be made, when status was last written),
+	// NotSent (it provably never left the operator, so it may be made again)
+	// or Unknown (it may have reached the agent and the answer was lost: the
+	// task is looked up, never sent again).
+	// +optional
+	SendResult SendResult `json:"sendResult,omitempty"`
+	// replyInFlight is true while spec.replies[repliesSent-1] is claimed but
+	// its delivery is not confirmed: the task is read before any re-send.
+	// +optional
+	ReplyInFlight bool `json:"replyInFlight,omitempty"`
 	// cancelRequested is when the operator first asked the agent to cancel;
 	// cancel retries stop at --cancel-timeout after it.
 	// +optional

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -19,6 +20,11 @@ const DefaultMaxResponseBytes int64 = 1 << 20
 
 // ErrResponseTooLarge matches (errors.Is) a response over the size bound.
 var ErrResponseTooLarge = errors.New("response exceeds the size limit")
+
+// ErrAnswerTooLarge matches (errors.Is) a successful answer (HTTP 2xx, or a
+// gRPC response message) over the size bound: the agent did answer, only the
+// answer could not be read. It also matches ErrResponseTooLarge.
+var ErrAnswerTooLarge = fmt.Errorf("the agent answered, but %w", ErrResponseTooLarge)
 
 // callInfo collects what the HTTP or gRPC layer saw during one operation.
 // a2a-go's transports do not surface HTTP statuses or gRPC status codes in a
@@ -120,6 +126,13 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrResponseTooLarge, resp.ContentLength, t.max)
 	}
 	resp.Body = &boundedBody{rc: resp.Body, left: t.max, limit: t.max, ci: ci}
+	// Error bodies in RFC 9457 form (a2a-go's 0.3 REST server writes them)
+	// are JSON, but a2a-go's REST client only decodes application/json and
+	// would turn a precise A2A error into a bare server error.
+	if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+		resp.Header = resp.Header.Clone()
+		resp.Header.Set("Content-Type", "application/json")
+	}
 	return resp, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -43,7 +44,8 @@ type AgentReconciler struct {
 	Recorder  events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -54,6 +56,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	var agent v1alpha1.Agent
 	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if done, res, err := r.reconcileFinalizer(ctx, &agent); done || err != nil {
+		return res, err
 	}
 	before := agent.DeepCopy()
 	refresh := 5 * time.Minute
@@ -71,6 +76,10 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
 		}
 		refresh = min(refresh, 10*time.Second)
+		if before.Status.ObservedGeneration != agent.Generation {
+			// The endpoint was read for an earlier spec: never use it with this one.
+			agent.Status.Endpoint = ""
+		}
 	} else {
 		recordCard(&agent.Status, card)
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
@@ -140,6 +149,7 @@ func withoutRefreshTime(st v1alpha1.AgentStatus) v1alpha1.AgentStatus {
 func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Agent{}).
+		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.deletingAgentOf)).
 		Named("agent").
 		Complete(r)
 }
