@@ -73,7 +73,12 @@ func TestPushReceiverRefusesUnauthenticatedBodiesUnread(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- p.serve(ctx, countingListener{Listener: ln, read: &read}) }()
-	t.Cleanup(func() { stop(); <-served })
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("push receiver: %v", err)
+		}
+	})
 
 	const posts, bodySize = 100, 1 << 20
 	base := "http://" + ln.Addr().String()

@@ -84,7 +84,9 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 		child.Status.Phase = v1alpha1.PhaseSucceeded
 		child.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed"}
 		child.Status.Result = &v1alpha1.Result{Text: "counted"}
-		child.Status.Budget = &v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{testMeter: 100}, Spent: v1alpha1.Meters{testMeter: 100}}
+		// As the operator writes it: granted 150, the worker reported 100.
+		child.Status.Budget = &v1alpha1.BudgetStatus{Granted: v1alpha1.Meters{testMeter: 150},
+			Reported: v1alpha1.Meters{testMeter: 100}, Spent: v1alpha1.Meters{testMeter: 100}}
 		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
 	}
 
