@@ -32,8 +32,10 @@ import (
 type Connector struct {
 	// SecretReader reads Secrets directly from the API server.
 	SecretReader client.Reader
-	// DenyCIDRs is the egress policy for agent addresses.
+	// DenyCIDRs are denied agent addresses, in addition to a2a's built-in list.
 	DenyCIDRs []*net.IPNet
+	// AllowCIDRs, when set, are the only agent addresses allowed.
+	AllowCIDRs []*net.IPNet
 	// MaxResponseBytes bounds every response from an agent.
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
@@ -55,11 +57,12 @@ type cachedClient struct {
 
 // Endpoint builds the connection settings for an Agent, reading its Secrets.
 func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
-	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
+	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, AllowedOrigins: agent.Spec.AllowedOrigins,
+		Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
-	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs}
 	if agent.Spec.RequestTimeout != nil {
 		opts.Timeout = agent.Spec.RequestTimeout.Duration
 	}
@@ -97,6 +100,9 @@ func (c *Connector) secretValue(ctx context.Context, ns string, ref v1alpha1.Sec
 	if err := c.SecretReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", ns, ref.Name, err)
 	}
+	if err := CheckSecretConsent(&s); err != nil {
+		return nil, err
+	}
 	v, ok := s.Data[ref.Key]
 	if !ok {
 		return nil, fmt.Errorf("the Secret %s/%s has no key %q", ns, ref.Name, ref.Key)
@@ -109,12 +115,31 @@ func (c *Connector) secretValue(ctx context.Context, ns string, ref v1alpha1.Sec
 // runs when its call is over. Concurrent callers with the same key share one
 // build; a client is never closed while a call still uses it.
 func (c *Connector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, func(), error) {
+	return c.client(ctx, agent, tenant, false)
+}
+
+// CancelClient is Client for cancels and look-ups of tasks already sent:
+// when the Agent's Secrets can no longer be read (deleted with the
+// namespace, pruned first), it uses the last client built for the same
+// Agent generation, so the cancel carries the credentials the task was sent
+// with instead of failing until --cancel-timeout.
+func (c *Connector) CancelClient(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, func(), error) {
+	return c.client(ctx, agent, tenant, true)
+}
+
+// keepForCancels is how long a client outlives its TTL for CancelClient.
+const keepForCancels = 15 * time.Minute
+
+func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant string, forCancel bool) (a2a.Client, func(), error) {
+	if err := endpointCurrent(agent); err != nil {
+		return nil, nil, err
+	}
 	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
-	if cc := c.acquire(key); cc != nil {
+	if cc := c.acquire(key, false); cc != nil {
 		return cc.client, c.releaser(cc), nil
 	}
 	_, err, _ := c.build.Do(key, func() (any, error) {
-		if cc := c.acquire(key); cc != nil { // built while we waited
+		if cc := c.acquire(key, false); cc != nil { // built while we waited
 			c.release(cc)
 			return nil, nil
 		}
@@ -130,20 +155,41 @@ func (c *Connector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 		return nil, nil
 	})
 	if err != nil {
+		if forCancel {
+			if cc := c.acquire(key, true); cc != nil {
+				return cc.client, c.releaser(cc), nil
+			}
+		}
 		return nil, nil, err
 	}
-	if cc := c.acquire(key); cc != nil {
+	// Just built (by this caller or one it waited for): use it even when a
+	// very short ClientTTL has passed meanwhile.
+	if cc := c.acquire(key, true); cc != nil {
 		return cc.client, c.releaser(cc), nil
 	}
-	return nil, nil, fmt.Errorf("the client for agent %s/%s expired while it was built", agent.Namespace, agent.Name)
+	return nil, nil, fmt.Errorf("the client for agent %s/%s was dropped while it was built", agent.Namespace, agent.Name)
 }
 
-func (c *Connector) acquire(key string) *cachedClient {
+// endpointCurrent refuses an endpoint read for an earlier generation of the
+// Agent: a changed Agent (new URL, new headers) never sends its new headers
+// to the old endpoint; calls wait until the card is read again.
+func endpointCurrent(agent *v1alpha1.Agent) error {
+	if agent.Status.ObservedGeneration != agent.Generation {
+		return fmt.Errorf("the Agent %s/%s changed (generation %d, card read for %d); waiting for its card to be read again",
+			agent.Namespace, agent.Name, agent.Generation, agent.Status.ObservedGeneration)
+	}
+	return nil
+}
+
+// acquire returns the client for key and counts the caller in; an expired
+// client is returned only when stale is true (a cancel whose Secrets are
+// gone), for keepForCancels past its TTL.
+func (c *Connector) acquire(key string, stale bool) *cachedClient {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
-	for k, cc := range c.clients { // retire expired entries; they are few
-		if !now.Before(cc.expires) {
+	for k, cc := range c.clients { // retire entries kept long enough; they are few
+		if !now.Before(cc.expires.Add(keepForCancels)) {
 			delete(c.clients, k)
 			cc.retired = true
 			if cc.refs == 0 {
@@ -152,7 +198,7 @@ func (c *Connector) acquire(key string) *cachedClient {
 		}
 	}
 	cc, ok := c.clients[key]
-	if !ok {
+	if !ok || (!stale && !now.Before(cc.expires)) {
 		return nil
 	}
 	cc.refs++

@@ -38,7 +38,9 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 			}}
 	}
 	g.Expect(d.Submit(call("busy", KindSend, true))).To(BeTrue())
-	g.Eventually(func() bool { return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindSend}).Running }).Should(BeTrue())
+	g.Eventually(func() bool {
+		return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindSend}).Running
+	}).Should(BeTrue())
 	g.Expect(d.Submit(call("s1", KindSend, false))).To(BeTrue())
 	g.Expect(d.Submit(call("s2", KindSend, false))).To(BeTrue())
 	g.Expect(d.Submit(call("leased", KindGet, false))).To(BeTrue())

@@ -8,6 +8,7 @@ package controller
 import (
 	"cmp"
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -30,6 +32,12 @@ import (
 const (
 	ReasonCardRead        = "CardRead"
 	ReasonCardUnavailable = "CardUnavailable"
+	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
+	// url, cardURL and allowedOrigins.
+	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
+	// ReasonSecretNotMarked: a Secret the Agent names lacks the
+	// AgentCredentialsLabel its namespace's owner sets to consent.
+	ReasonSecretNotMarked = "SecretNotMarked"
 )
 
 // AgentReconciler reads each Agent's card into its status.
@@ -44,7 +52,8 @@ type AgentReconciler struct {
 	MaxCallTimeout time.Duration
 }
 
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -56,6 +65,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if done, res, err := r.reconcileFinalizer(ctx, &agent); done || err != nil {
+		return res, err
+	}
 	before := agent.DeepCopy()
 	refresh := 5 * time.Minute
 	if agent.Spec.CardRefreshInterval != nil {
@@ -66,11 +78,16 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
-		delegation.SetAgentReady(&agent, false, ReasonCardUnavailable, truncate(err.Error(), 1024), time.Now())
+		reason := cardFailureReason(err)
+		delegation.SetAgentReady(&agent, false, reason, truncate(err.Error(), 1024), time.Now())
 		if wasReady {
-			r.Recorder.Eventf(&agent, nil, "Warning", ReasonCardUnavailable, "ReadCard", "%s", truncate(err.Error(), 1024))
+			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
 		}
 		refresh = min(refresh, 10*time.Second)
+		if before.Status.ObservedGeneration != agent.Generation {
+			// The endpoint was read for an earlier spec: never use it with this one.
+			agent.Status.Endpoint = ""
+		}
 	} else {
 		recordCard(&agent.Status, card)
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
@@ -114,6 +131,18 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 	return a2a.ResolveCard(ctx, ep)
 }
 
+// cardFailureReason is the Ready reason of a card that could not be used: an
+// interface outside the Agent's origins is the owner's to fix, and says so.
+func cardFailureReason(err error) string {
+	switch {
+	case errors.Is(err, a2a.ErrOriginNotAllowed):
+		return ReasonOriginNotAllowed
+	case errors.Is(err, ErrSecretNotMarked):
+		return ReasonSecretNotMarked
+	}
+	return ReasonCardUnavailable
+}
+
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
 	st.CardName = card.Name
 	st.ProtocolVersion = card.ProtocolVersion
@@ -142,6 +171,7 @@ func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Agent{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.MaxConcurrentReconciles, 4)}).
+		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.deletingAgentOf)).
 		Named("agent").
 		Complete(r)
 }

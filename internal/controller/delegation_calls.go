@@ -7,8 +7,9 @@ package controller
 
 import (
 	"context"
-	"errors"
+
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +26,14 @@ import (
 // the controller used before the layer had its own package.
 type AgentConnector = agentio.Connector
 
+// AgentCredentialsLabel marks a Secret Agents of its namespace may use.
+const AgentCredentialsLabel = agentio.AgentCredentialsLabel
+
+// ErrSecretNotMarked matches (errors.Is) a Secret without the consent label.
+var ErrSecretNotMarked = agentio.ErrSecretNotMarked
+
+func checkSecretConsent(s *corev1.Secret) error { return agentio.CheckSecretConsent(s) }
+
 // Dispatching a call and applying its result are kept apart: the functions
 // here only build and submit calls (they never touch status); the result is
 // taken and applied by the next reconcile, in delegation_task.go and
@@ -34,14 +43,15 @@ type AgentConnector = agentio.Connector
 // the Delegation says so (reason AgentBusy).
 const busyAfter = 2 * time.Second
 
-// sendOutcome is the result of a KindSend call: a task that was sent or
-// adopted, or why neither happened.
+// sendOutcome is the result of a KindSend call: a task that was sent,
+// adopted or found by a look-up, or what the look-up learnt.
 type sendOutcome struct {
 	task *a2a.Task
-	// adopted: the task was found at the agent (an earlier send whose
-	// answer was lost, or spec.taskID), not sent now.
-	adopted bool
-	// lookupErr: the look-up of an earlier send failed; nothing was sent.
+	// lookedUp: the call looked an earlier send up and sent nothing.
+	lookedUp bool
+	// listed: the agent could list tasks for the look-up.
+	listed bool
+	// lookupErr: the look-up failed; it may work later.
 	lookupErr error
 }
 
@@ -50,6 +60,12 @@ type cancelOutcome struct {
 	task *a2a.Task
 	// taskID is the task cancelled, found by a look-up when status had none.
 	taskID string
+	// lookupErr: the task of a send could not be looked up; nothing was
+	// cancelled.
+	lookupErr error
+	// unconfirmed: the send may have reached an agent that cannot list
+	// tasks; nothing could be cancelled.
+	unconfirmed bool
 }
 
 func callKey(d *v1alpha1.Delegation, kind agentio.Kind) agentio.Key {
@@ -58,6 +74,12 @@ func callKey(d *v1alpha1.Delegation, kind agentio.Kind) agentio.Key {
 
 // newCall fills in the Agent's pool settings.
 func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind, do func(context.Context, a2a.Client) (any, error)) agentio.Call {
+	return r.newCallWith(d, agent, kind, false, do)
+}
+
+// newCallWith: with forCancel the client survives the Agent's Secrets.
+func (r *DelegationReconciler) newCallWith(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind, forCancel bool,
+	do func(context.Context, a2a.Client) (any, error)) agentio.Call {
 	c := agentio.Call{Key: callKey(d, kind), Agent: types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}}
 	if agent.Spec.MaxConcurrentCalls != nil {
 		c.PoolSize = int(*agent.Spec.MaxConcurrentCalls)
@@ -67,7 +89,11 @@ func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.A
 	}
 	agent, tenant, connector := agent.DeepCopy(), d.Spec.Tenant, r.Connector
 	c.Do = func(ctx context.Context) (any, error) {
-		cl, release, err := connector.Client(ctx, agent, tenant)
+		build := connector.Client
+		if forCancel {
+			build = connector.CancelClient
+		}
+		cl, release, err := build(ctx, agent, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -77,26 +103,26 @@ func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.A
 	return c
 }
 
-// dispatchSend submits the first message. With lookUp, an earlier send
-// may have reached the agent: the task is looked up first and adopted when
-// found; when the look-up fails nothing is sent.
+// dispatchSend submits the first message, or with lookUp looks an earlier
+// send up (and reads a task it finds in full); a look-up never sends: what
+// follows is decided when its answer is applied.
 func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 	req := r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
 	uid, ownContext, lease := string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "", s.d.Spec.Lease != nil
+	canList := agentCanList(s.agent)
 	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		if lookUp {
-			t, err := findSent(ctx, c, req.ContextID, uid, ownContext)
-			if err != nil {
-				return sendOutcome{lookupErr: err}, nil
-			}
+			t, listed, err := lookUpSent(ctx, c, canList, req.ContextID, uid, ownContext)
+			out := sendOutcome{lookedUp: true, listed: listed, lookupErr: err, task: t}
 			if t != nil {
 				// ListTasks answers without artifacts: read the task in full.
 				full, err := c.Get(ctx, t.ID, lease)
 				if err != nil {
-					return sendOutcome{task: t, adopted: true}, err
+					return out, err
 				}
-				return sendOutcome{task: full, adopted: true}, nil
+				out.task = full
 			}
+			return out, nil
 		}
 		t, err := c.Send(ctx, req)
 		return sendOutcome{task: t}, err
@@ -108,7 +134,7 @@ func (r *DelegationReconciler) dispatchAdopt(s *scope) {
 	id, lease := s.d.Spec.TaskID, s.d.Spec.Lease != nil
 	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		t, err := c.Get(ctx, id, lease)
-		return sendOutcome{task: t, adopted: true}, err
+		return sendOutcome{task: t}, err
 	}))
 }
 
@@ -137,14 +163,24 @@ func (r *DelegationReconciler) dispatchReply(s *scope, i int) {
 // cache without waiting for any write.
 func (r *DelegationReconciler) dispatchCancel(d *v1alpha1.Delegation, agent *v1alpha1.Agent) bool {
 	id, sendStarted := d.Status.TaskID, d.Status.SendStarted != nil || sendMarker(d) != nil
+	// A send whose result says nothing reached the agent needs no look-up.
+	lookUp := id == "" && sendStarted && d.Status.SendResult != v1alpha1.SendNotSent
 	contextID, uid := delegation.ContextID(&d.Spec, string(d.UID)), string(d.UID)
 	ownContext := d.Spec.Message != nil && d.Spec.Message.ContextID != ""
+	canList := agentCanList(agent)
 	// A send still waiting for room never reached the agent: drop it.
 	r.Calls.Drop(callKey(d, agentio.KindSend))
-	return r.Calls.Submit(r.newCall(d, agent, agentio.KindCancel, func(ctx context.Context, c a2a.Client) (any, error) {
-		if id == "" && sendStarted {
-			if t, _ := findSent(ctx, c, contextID, uid, ownContext); t != nil {
+	return r.Calls.Submit(r.newCallWith(d, agent, agentio.KindCancel, true, func(ctx context.Context, c a2a.Client) (any, error) {
+		if lookUp {
+			// Never record Canceled on a look-up that failed.
+			t, listed, err := lookUpSent(ctx, c, canList, contextID, uid, ownContext)
+			switch {
+			case err != nil:
+				return cancelOutcome{lookupErr: err}, nil
+			case t != nil:
 				id = t.ID
+			case !listed:
+				return cancelOutcome{unconfirmed: true}, nil
 			}
 		}
 		if id == "" {
@@ -171,22 +207,6 @@ func (r *DelegationReconciler) take(s *scope, key agentio.Key) (agentio.Result, 
 type takenResult struct {
 	key agentio.Key
 	res agentio.Result
-}
-
-// findSent looks for a task sent by an earlier pass whose answer was lost.
-// It returns nil when the agent has none, or cannot list tasks at all (0.3):
-// then the send is made again, the derived message id lets the agent
-// recognise it, and the lease bounds an orphan. An error means the look-up
-// may work later.
-func findSent(ctx context.Context, c a2a.Client, contextID, uid string, ownContext bool) (*a2a.Task, error) {
-	tasks, err := c.ListByContext(ctx, contextID)
-	if errors.Is(err, a2a.ErrUnsupported) {
-		return nil, nil
-	}
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return delegation.OwnTask(tasks, uid, ownContext)
 }
 
 // waitForCall leaves a pass whose call is queued or running: the result

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -28,21 +29,22 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	if waiting := r.settleSend(s); waiting {
 		return ctrl.Result{}, nil
 	}
-	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
-	if !answered && (st.TaskID == "" && st.SendStarted == nil || st.TaskID == "" && s.agent == nil) {
-		r.setPhase(s, step)
-		return ctrl.Result{}, nil
-	}
-	if st.CancelRequested == nil {
+	if st.CancelRequested == nil && delegation.Started(st) {
 		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
 			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
 		}
 		now := metav1.NewTime(s.now)
 		st.CancelRequested = &now
 	}
+	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
+	nothingSent := st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent
+	if !answered && st.TaskID == "" && nothingSent {
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
+	}
 	if !answered {
 		if s.agent == nil {
-			res, answered = agentio.Result{Err: errors.New("the Agent no longer exists")}, true
+			res = agentio.Result{Err: errors.New("the Agent no longer exists")}
 		} else {
 			if !r.Calls.State(callKey(s.d, agentio.KindCancel)).Pending {
 				r.dispatchCancel(s.d, s.agent)
@@ -70,27 +72,40 @@ func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
 	return false
 }
 
-// applyCancel records the answer to a CancelTask.
+// applyCancel records the answer to a CancelTask (and to the look-up of a
+// send's task before it).
 func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Result) (ctrl.Result, error) {
 	st := &s.d.Status
 	out, _ := res.Value.(cancelOutcome)
 	if st.TaskID == "" && out.taskID != "" {
 		st.TaskID = out.taskID
 	}
-	if err := res.Err; err != nil {
-		if s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout {
-			logf.FromContext(ctx).Info("cancel failed; retrying", "error", err.Error())
-			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
-		}
+	inTime := s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout
+	switch {
+	case out.lookupErr != nil && inTime:
+		logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", out.lookupErr.Error())
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+	case out.lookupErr != nil:
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
-			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(err.Error(), 800))
+			"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(out.lookupErr.Error(), 800))
+		step.Outcome.Message += "; the task of the send could not be looked up to cancel it"
+	case out.unconfirmed:
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
+		step.Outcome.Message += "; the send may have reached the agent, which cannot list tasks"
+	case res.Err != nil && inTime:
+		logf.FromContext(ctx).Info("cancel failed; retrying", "error", res.Err.Error())
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+	case res.Err != nil:
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(res.Err.Error(), 800))
 		step.Outcome.Message += "; the agent did not confirm the cancel"
 	}
 	if t := out.task; t != nil {
 		st.RemoteState = string(t.State)
 		// The task's last report: what it is charged when it finished
 		// before the cancel arrived.
-		recordUsage(st, t)
+		r.recordUsage(s, t, true)
 		if t.State.Terminal() && t.State != a2a.StateCanceled {
 			// It finished before the cancel arrived: report what it did.
 			step = delegation.Follow(s.observation(r.Options), t)

@@ -80,6 +80,19 @@ func (r *DelegationReconciler) cancelBeforeDelete(ctx context.Context, d *v1alph
 	if taskID == "" {
 		taskID = out.taskID
 	}
+	switch {
+	case out.lookupErr != nil && elapsed < r.Options.CancelTimeout:
+		logf.FromContext(ctx).Info("cannot look up the task to cancel before deletion; retrying", "error", out.lookupErr.Error())
+		return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, true
+	case out.lookupErr != nil:
+		r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+			"released the finalizer after %s without finding the task of the send: %s", r.Options.CancelTimeout, truncate(out.lookupErr.Error(), 700))
+		return ctrl.Result{}, false
+	case out.unconfirmed:
+		r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
+		return ctrl.Result{}, false
+	}
 	if res.Err != nil {
 		if elapsed < r.Options.CancelTimeout {
 			logf.FromContext(ctx).Info("cancel before deletion failed; retrying", "error", res.Err.Error())

@@ -32,10 +32,12 @@ func sendMarker(d *v1alpha1.Delegation) *metav1.Time {
 }
 
 // hydrateSendStarted shows the annotation's marker as status.sendStarted
-// (it is persisted there with the next status write).
+// with sendResult InFlight (persisted there with the next status write).
 func hydrateSendStarted(d *v1alpha1.Delegation) {
 	if d.Status.SendStarted == nil {
-		d.Status.SendStarted = sendMarker(d)
+		if d.Status.SendStarted = sendMarker(d); d.Status.SendStarted != nil && d.Status.TaskID == "" && d.Status.SendResult == "" {
+			d.Status.SendResult = v1alpha1.SendInFlight
+		}
 	}
 }
 
@@ -73,8 +75,8 @@ func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change f
 	}
 	s.d.Status = *status
 	if sendStarted != nil {
-		s.d.Status.SendStarted = sendStarted
-		s.base.Status.SendStarted = sendStarted
+		s.d.Status.SendStarted, s.d.Status.SendResult = sendStarted, v1alpha1.SendInFlight
+		s.base.Status.SendStarted, s.base.Status.SendResult = sendStarted, v1alpha1.SendInFlight
 	}
 	s.base.ResourceVersion = s.d.ResourceVersion
 	s.raw.ResourceVersion = s.d.ResourceVersion

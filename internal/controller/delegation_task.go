@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
@@ -23,7 +25,13 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	res, err := r.runStep(ctx, s, delegation.Gate(s.observation(r.Options)))
+	step := delegation.Gate(s.observation(r.Options))
+	if step.Kind == delegation.StepSettle && s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindSend)) {
+		// The send timed out while a call is on its way: its answer decides
+		// (a task id, or what the send's failure says about it).
+		step = delegation.Step{Kind: delegation.StepStart, Phase: v1alpha1.PhaseRunning}
+	}
+	res, err := r.runStep(ctx, s, step)
 	if err == nil && delegation.Settled(s.d.Status.Phase) && !delegation.Settled(s.base.Status.Phase) {
 		// Its own status write does not wake it: time its deletion now.
 		if del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now); del || after > 0 {
@@ -133,10 +141,12 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	st, spec := &s.d.Status, &s.d.Spec
 	key := callKey(s.d, agentio.KindSend)
-	if st.SendStarted == nil && spec.TaskID == "" && r.Calls.Has(key) {
-		// The cache does not show our marker yet; its event brings us back.
+	if spec.TaskID == "" && st.TaskID == "" && (st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent) && r.Calls.Has(key) {
+		// A send is only made after its marker (or, for a send made again,
+		// sendResult InFlight) was written: the cache does not show that
+		// write yet. Applying the answer to the older copy could lose it.
 		s.skipStatus = true
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	if res, ok := r.take(s, key); ok {
 		return r.applySend(ctx, s, res)
@@ -153,28 +163,8 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
 			return ctrl.Result{}, err
 		}
-		// Record the send before making it, so a crash in between is
-		// followed by a look-up instead of a second send. The marker rides
-		// on the finalizer's optimistic-locked patch: its success also
-		// proves the cache was fresh, so no second send can come from a
-		// stale copy.
-		if err := r.markSend(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-		if st.StartTime == nil {
-			r.markStarted(s)
-		}
-		// Status is written when the answer comes: Running is the next write.
-		s.skipStatus = true
-		r.dispatchSend(s, false)
-		return ctrl.Result{}, nil
 	}
-	if spec.TaskID == "" {
-		if err := r.ensureFinalizer(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if st.StartTime == nil {
+	if st.StartTime == nil && spec.TaskID != "" {
 		r.markStarted(s)
 	}
 	if spec.TaskID != "" {
@@ -182,54 +172,9 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		r.dispatchAdopt(s)
-	} else {
-		r.dispatchSend(s, true)
+		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, nil
-}
-
-// applySend records the answer to a send (or to the adoption of a task).
-func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
-	st, spec := &s.d.Status, &s.d.Spec
-	if st.StartTime == nil {
-		r.markStarted(s)
-	}
-	out, _ := res.Value.(sendOutcome)
-	if out.lookupErr != nil {
-		// Sending again now could start the task twice: look again later.
-		log.Info("cannot look up the task of an earlier send; will retry", "error", out.lookupErr.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-	}
-	if res.Err != nil && !out.adopted {
-		if a2a.IsRefused(res.Err) {
-			r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(res.Err), res.Err.Error()))
-			return ctrl.Result{}, nil
-		}
-		// The agent may have the task: keep the marker, look it up next time.
-		log.Info("send failed; will look the task up and retry", "error", res.Err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-	}
-	if res.Err != nil {
-		return r.remoteError(ctx, s, res.Err)
-	}
-	t := out.task
-	st.TaskID, st.ContextID = t.ID, t.ContextID
-	switch {
-	case spec.TaskID != "":
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
-	case out.adopted:
-		log.Info("adopted a task sent before a restart", "task", t.ID)
-		sendAdoptions.Inc()
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
-	default:
-		if st.ContextID == "" {
-			st.ContextID = delegation.ContextID(spec, string(s.d.UID))
-		}
-		r.recordLease(s, t)
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
-	}
-	return r.applyTask(ctx, s, t)
+	return r.sendTask(ctx, s)
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
@@ -238,7 +183,7 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 		MessageID: delegation.MessageID(string(d.UID), -1),
 		ContextID: contextID,
 		Skill:     d.Spec.Skill,
-		Metadata:  map[string]any{a2a.DelegationMetadataKey: d.Namespace + "/" + d.Name},
+		Metadata:  map[string]any{},
 	}
 	if m := d.Spec.Message; m != nil {
 		req.Text = m.Text
@@ -253,6 +198,9 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 			req.Parts = append(req.Parts, part)
 		}
 	}
+	// The identity claim is written last: user metadata never overrides it
+	// (admission also refuses keys under https://tether.dev/).
+	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
 	if d.Spec.Lease != nil {
 		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
 	}
@@ -327,19 +275,23 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 	s.seen = agentio.Fingerprint(t, nil)
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
-	recordUsage(st, t)
+	if st.ReplyInFlight {
+		if resend := r.checkReply(ctx, s, t); resend {
+			return r.sendReply(s)
+		}
+	}
 	step := delegation.Follow(s.observation(r.Options), t)
+	r.recordUsage(s, t, step.Kind == delegation.StepSettle)
 	switch step.Kind {
 	case delegation.StepReply:
 		// Claim the reply before sending it (a stale pass fails the claim),
-		// so each reply reaches the agent at most once; a transport error
-		// gives the claim back and the same message id is sent again.
-		i := int(st.RepliesSent)
+		// so each reply reaches the agent at most once.
 		st.RepliesSent++
+		st.ReplyInFlight = true
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.dispatchReply(s, i)
+		return r.sendReply(s)
 	case delegation.StepSettle:
 		st.Result = boundedResult(t, r.Options.ResultTextLimit)
 		r.setPhase(s, step)
@@ -350,34 +302,26 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
 
-// applyReply records the answer to a reply.
-func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
+// recordUsage keeps the agent's latest budget report, clamped to the grant:
+// a settled task's parent is charged what it holds. A report that had to be
+// clamped is told once per new value (and when the task settles) as a
+// Warning event, so an agent reporting nonsense is visible, not trusted.
+func (r *DelegationReconciler) recordUsage(s *scope, t *a2a.Task, settling bool) {
 	st := &s.d.Status
-	if res.Err != nil {
-		// Agents may refuse a reply for a moment after asking for input
-		// (the task is not yet free): retry rather than fail the task.
-		st.RepliesSent--
-		s.seen = "" // read the task again before the next attempt
-		r.dispatchGet(s)
-		return r.remoteError(ctx, s, res.Err)
-	}
-	st.RemoteState = string(a2a.StateWorking)
-	r.setPhase(s, delegation.Step{Kind: delegation.StepReply, Phase: v1alpha1.PhaseRunning,
-		Outcome: v1alpha1.Outcome{Reason: delegation.ReasonWorking, Message: "reply sent"}})
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
-}
-
-// recordUsage keeps the agent's latest budget report: a settled task's
-// parent is charged what it holds.
-func recordUsage(st *v1alpha1.DelegationStatus, t *a2a.Task) {
 	if t.Usage == nil || t.Usage.Spent == nil {
 		return
 	}
 	if st.Budget == nil {
 		st.Budget = &v1alpha1.BudgetStatus{}
 	}
-	st.Budget.Reported = t.Usage.Spent
+	kept, clamped := delegation.ClampReport(st.Budget.Granted, t.Usage.Spent)
+	changed := !equality.Semantic.DeepEqual(st.Budget.Reported, kept)
+	st.Budget.Reported = kept
 	delegation.Recompute(st.Budget)
+	if clamped != "" && (changed || settling) {
+		r.Recorder.Eventf(s.d, nil, "Warning", "SpendClamped", "ReportSpend",
+			"the agent's spend report was clamped to the grant: %s", truncate(clamped, 900))
+	}
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
