@@ -17,20 +17,22 @@ import (
 
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
 // docs/operations.md lists them.
+const agentLabel = "agent"
+
 var (
 	a2aRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "tether_a2a_request_duration_seconds", Help: "A2A requests to agents, by method, agent and outcome (ok, refused, transport).",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
-	}, []string{"method", "agent", "outcome"})
+	}, []string{"method", agentLabel, "outcome"})
 	leaseRenewals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tether_lease_renewals_total", Help: "Lease renewals (GetTask with the lease extension), by result (ok, failed).",
 	}, []string{"result"})
 	callsInFlight = prometheus.NewDesc("tether_agent_calls_in_flight",
-		"A2A calls running now in the Agent's pool.", []string{"agent"}, nil)
+		"A2A calls running now in the Agent's pool.", []string{agentLabel}, nil)
 	callsQueued = prometheus.NewDesc("tether_agent_calls_queued",
-		"A2A calls waiting for room in the Agent's pool.", []string{"agent"}, nil)
+		"A2A calls waiting for room in the Agent's pool.", []string{agentLabel}, nil)
 	callsOldestWait = prometheus.NewDesc("tether_agent_calls_oldest_wait_seconds",
-		"How long the oldest call queued for the Agent's pool has waited (0 when none waits).", []string{"agent"}, nil)
+		"How long the oldest call queued for the Agent's pool has waited (0 when none waits).", []string{agentLabel}, nil)
 	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
 	})

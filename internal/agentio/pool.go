@@ -6,8 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package agentio
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -383,6 +384,6 @@ func (d *Dispatcher) Stats() []PoolStats {
 		}
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	slices.SortFunc(out, func(a, b PoolStats) int { return cmp.Compare(a.Agent, b.Agent) })
 	return out
 }

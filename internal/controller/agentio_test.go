@@ -146,8 +146,9 @@ func TestMaxConcurrentTasksQueuesAndReleasesInOrder(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	sentTexts := func() []string {
-		var out []string
-		for _, c := range e.agent.Calls("SendMessage") {
+		calls := e.agent.Calls("SendMessage")
+		out := make([]string, 0, len(calls))
+		for _, c := range calls {
 			out = append(out, c.Text)
 		}
 		return out

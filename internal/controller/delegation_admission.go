@@ -8,7 +8,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +35,8 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting boo
 	}
 	limit := int(*s.agent.Spec.MaxConcurrentTasks)
 	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexAgent: s.agent.Name}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexAgent: s.agent.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return true, err
 	}
 	agentKey := client.ObjectKeyFromObject(s.agent)
@@ -69,12 +71,11 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting boo
 			delete(a.admitted, uid)
 		}
 	}
-	sort.Slice(queue, func(i, j int) bool {
-		ti, tj := queue[i].CreationTimestamp, queue[j].CreationTimestamp
-		if !ti.Equal(&tj) {
-			return ti.Before(&tj)
+	slices.SortFunc(queue, func(a, b *v1alpha1.Delegation) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
 		}
-		return queue[i].Name < queue[j].Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	free := limit - running
 	for i, d := range queue {

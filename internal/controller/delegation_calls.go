@@ -9,8 +9,9 @@ import (
 	"context"
 
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,7 +74,8 @@ func callKey(d *v1alpha1.Delegation, kind agentio.Kind) agentio.Key {
 }
 
 // newCall fills in the Agent's pool settings.
-func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind, do func(context.Context, a2a.Client) (any, error)) agentio.Call {
+func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind,
+	do func(context.Context, a2a.Client) (any, error)) agentio.Call {
 	return r.newCallWith(d, agent, kind, false, do)
 }
 

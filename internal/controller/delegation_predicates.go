@@ -43,7 +43,8 @@ func budgetOnly(old, cur *v1alpha1.Delegation) bool {
 
 // enqueueWaiting enqueues the Delegations naming obj (by index) that wait
 // in Pending for reason.
-func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, field, name, reason string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, field, name, reason string,
+	q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	var list v1alpha1.DelegationList
 	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{field: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return

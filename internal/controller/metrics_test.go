@@ -6,8 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"

@@ -82,6 +82,8 @@ app.kubernetes.io/part-of: tether
 - {{ printf "--watch-namespaces=%s" . | quote }}
 {{- end }}
 - --max-concurrent-reconciles={{ .Values.maxConcurrentReconciles | int64 }}
+- --max-calls-per-agent={{ .Values.maxCallsPerAgent | int64 }}
+- {{ printf "--max-call-timeout=%s" .Values.maxCallTimeout | quote }}
 - --kube-api-qps={{ .Values.kubeApiQps }}
 - --kube-api-burst={{ .Values.kubeApiBurst | int64 }}
 - {{ printf "--cancel-timeout=%s" .Values.cancelTimeout | quote }}
