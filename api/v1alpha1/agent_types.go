@@ -96,7 +96,10 @@ type AgentSpec struct {
 
 // AgentSkill is one skill the agent card advertises.
 type AgentSkill struct {
-	ID   string `json:"id"`
+	// +kubebuilder:validation:MaxLength=256
+	ID string `json:"id"`
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
 	Name string `json:"name,omitempty"`
 }
 
@@ -108,7 +111,8 @@ type AgentExtensions struct {
 
 // AgentStatus is what the operator read from the agent card.
 type AgentStatus struct {
-	// cardName is the agent card's name.
+	// cardName is the agent card's name (cut to 256 bytes).
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	CardName string `json:"cardName,omitempty"`
 	// skills advertised by the card (bounded to the first 64).
@@ -116,15 +120,19 @@ type AgentStatus struct {
 	// +optional
 	Skills []AgentSkill `json:"skills,omitempty"`
 	// protocolVersion of the interface chosen: 1.0 or 0.3.
+	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// binding chosen: JSONRPC, HTTP+JSON or GRPC.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Binding string `json:"binding,omitempty"`
 	// endpoint is the URL of the chosen interface.
+	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 	// tenant of the chosen interface, sent unless the Agent or Delegation sets one.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Tenant string `json:"tenant,omitempty"`
 	// streaming is true when the card advertises streaming.

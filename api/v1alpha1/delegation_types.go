@@ -201,6 +201,7 @@ const (
 // Outcome explains the phase.
 type Outcome struct {
 	// reason is a CamelCase word, e.g. Completed, Requested, ParentDeleted.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// failureClass is set when the phase is Failed.
@@ -251,6 +252,7 @@ type LeaseStatus struct {
 	// +optional
 	GrantedUntil *metav1.Time `json:"grantedUntil,omitempty"`
 	// reason explains granted=false.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
@@ -278,7 +280,9 @@ type BudgetStatus struct {
 	// reserved is held by active children.
 	// +optional
 	Reserved Meters `json:"reserved,omitempty"`
-	// reported is the spend the task's own agent last reported.
+	// reported is the spend the task's own agent last reported (at most 32
+	// meters are read from a report).
+	// +kubebuilder:validation:MaxProperties=32
 	// +optional
 	Reported Meters `json:"reported,omitempty"`
 	// charged is what settled children were charged.
@@ -308,12 +312,17 @@ type ChildCounts struct {
 type DelegationStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
-	// taskID is the remote task id.
+	// taskID is the remote task id. An agent answering a longer one gets an
+	// InvalidAgentResponse error instead.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	TaskID string `json:"taskID,omitempty"`
+	// contextID is the remote context id.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContextID string `json:"contextID,omitempty"`
 	// remoteState is the task state the agent last reported.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	RemoteState string `json:"remoteState,omitempty"`
 	// sendStarted records that a send was in flight, so a restarted operator

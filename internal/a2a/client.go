@@ -130,9 +130,9 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	}
 	switch r := res.(type) {
 	case *a2a.Task:
-		return taskFromWire(r), nil
+		return checked(opSend, taskFromWire(r))
 	case *a2a.Message:
-		return taskFromMessage(r), nil
+		return checked(opSend, taskFromMessage(r))
 	}
 	return nil, &Error{Kind: KindTransport, Op: opSend, Reason: ReasonInvalidResponse, Err: fmt.Errorf("unexpected result %T", res)}
 }
@@ -151,7 +151,7 @@ func (c *client) Get(ctx context.Context, taskID string, renewLease bool) (*Task
 	if err != nil {
 		return nil, ci.wrap(opGet, err)
 	}
-	return taskFromWire(t), nil
+	return checked(opGet, taskFromWire(t))
 }
 
 // Cancel asks the agent to cancel. TaskNotCancelable means the task is
@@ -166,7 +166,7 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 	cctx, ci := withCallInfo(ctx)
 	t, err := c.c.CancelTask(cctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
 	if err == nil {
-		return taskFromWire(t), nil
+		return checked(opCancel, taskFromWire(t))
 	}
 	err = ci.wrap(opCancel, err)
 	var e *Error
@@ -219,13 +219,26 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 			// Guard against agents that ignore the filter: adopting a task
 			// of another context would be worse than adopting none.
 			if t != nil && t.ContextID == contextID {
-				out = append(out, taskFromWire(t))
+				task, err := checked(opList, taskFromWire(t))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, task)
 			}
 		}
 		if token = resp.NextPageToken; token == "" {
 			return out, nil
 		}
 	}
+}
+
+// checked returns t, or an InvalidAgentResponse error when its ids are
+// too long to keep.
+func checked(op string, t *Task) (*Task, error) {
+	if err := checkIDs(op, t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // activate announces extensions for one call; a2a-go sends them as the

@@ -65,7 +65,10 @@ func taskFromWire(t *a2a.Task) *Task {
 		}
 	}
 	var results []string
-	for _, a := range t.Artifacts {
+	for i, a := range t.Artifacts {
+		if i == MaxArtifacts {
+			break
+		}
 		if a == nil {
 			continue
 		}
@@ -75,7 +78,7 @@ func taskFromWire(t *a2a.Task) *Task {
 	}
 	out.ResultText = strings.Join(results, "\n")
 	for _, m := range t.History {
-		if m != nil && m.Role == a2a.MessageRoleUser && m.ID != "" {
+		if m != nil && m.Role == a2a.MessageRoleUser && m.ID != "" && len(m.ID) <= MaxIDLength {
 			out.MessageIDs = append(out.MessageIDs, m.ID)
 		}
 	}
@@ -90,7 +93,7 @@ func taskFromWire(t *a2a.Task) *Task {
 	// merge status-update metadata into the task's, so that is the fallback.
 	var report BudgetReportMetadata
 	if decodeMeta(statusMeta, BudgetExtensionURI, &report) || decodeMeta(t.Metadata, BudgetExtensionURI, &report) {
-		out.Usage = &Usage{Left: report.Left, Spent: report.Spent}
+		out.Usage = &Usage{Left: boundMeters(report.Left), Spent: boundMeters(report.Spent)}
 	}
 	return out
 }

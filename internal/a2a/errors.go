@@ -108,7 +108,12 @@ func (e *Error) Error() string {
 		msg += ")"
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		// Causes quote answers (HTTP status lines, bodies): bounded.
+		cause := e.Err.Error()
+		if len(cause) > MaxErrorTextBytes {
+			cause = cut(cause, MaxErrorTextBytes) + fmt.Sprintf("... (%d bytes cut)", len(cause)-len(cut(cause, MaxErrorTextBytes)))
+		}
+		msg += ": " + cause
 	}
 	return msg
 }

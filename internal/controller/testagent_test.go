@@ -97,8 +97,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		var req struct {
 			Method string `json:"method"`
 			Params struct {
-				ID      string `json:"id"`
-				Message struct {
+				ID        string `json:"id"`
+				ContextID string `json:"contextId"`
+				Message   struct {
 					MessageID string `json:"messageId"`
 					TaskID    string `json:"taskId"`
 					ContextID string `json:"contextId"`
@@ -112,7 +113,12 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if os.Getenv("TEST_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "AGENT %s %s %v %s\n", r.RemoteAddr, req.Method, r.Header, body)
 		}
-		c := agentCall{Method: req.Method, TaskID: req.Params.ID}
+		c := agentCall{Method: req.Method, TaskID: req.Params.ID, ContextID: req.Params.ContextID}
+		if req.Method == "ListTasks" && strings.HasPrefix(req.Params.ContextID, "tether-probe-") {
+			// The Agent controller's list probe, kept apart so that tests
+			// count the look-ups of Delegations.
+			c.Method = "ListTasks probe"
+		}
 		if m := req.Params.Message; m.MessageID != "" {
 			c.TaskID, c.MessageID, c.ContextID = m.TaskID, m.MessageID, m.ContextID
 			for _, p := range m.Parts {
