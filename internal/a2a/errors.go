@@ -126,11 +126,15 @@ func (e *Error) Is(target error) bool {
 		(e.Reason == ReasonUnsupported || e.Reason == ReasonMethodNotFound)
 }
 
-// IsRefused reports whether the call's outcome is OutcomeRefused: the answer
-// (or the absence of any request) proves nothing started. An error answer
-// that does not prove it (HTTP 5xx, 429, an agent's InternalError) is not a
-// refusal, though its Kind is KindRefused. See Classify.
-func IsRefused(err error) bool { return err != nil && Classify(err) == OutcomeRefused }
+// IsRefused reports whether an answer (or a local check) refused the call:
+// its Kind is KindRefused and its outcome OutcomeRefused, so nothing
+// started. An error answer that does not prove it (HTTP 5xx, 429, an
+// agent's InternalError) is not a refusal. Failures that never reached the
+// agent (dial errors, egress denial) are not refusals either, though their
+// outcome is Refused: they may succeed later (see Classify and NeverSent).
+func IsRefused(err error) bool {
+	return kindOf(err) == KindRefused && Classify(err) == OutcomeRefused
+}
 
 // IsTransport reports whether the call got no usable answer.
 func IsTransport(err error) bool { return kindOf(err) == KindTransport }
