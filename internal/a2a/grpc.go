@@ -107,7 +107,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	}
 	limit = min(limit, math.MaxInt32)
 	calls := &grpcCalls{headers: headerMetadata(ep), timeout: hc.Timeout, limit: limit}
-	dialer := egressDialer(at.settings.deny)
+	dialer := egressDialer(at.settings.egress)
 	return target, []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithNoProxy(),
