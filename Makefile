@@ -56,6 +56,7 @@ test: verify vet ## Run every test on a real local control plane (builds it on f
 	@assets="$$(hack/control-plane.sh)"; \
 	echo "running tests (control plane from $$assets)"; \
 	KUBEBUILDER_ASSETS="$$assets" go test ./... -count=1 -timeout 20m
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 .PHONY: bench
 bench: ## Measure the operator beside floors on a local control plane; table, CSV and chart in bin/bench (or BENCH_OUT).

@@ -77,10 +77,16 @@ func checkLongHistory(t *testing.T, b string, messages int, bound int64) {
 				task, err := c.Get(context.Background(), ids[1], false)
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(task.State).To(Equal(StateCanceled))
-			}).Should(Succeed())
+			}).WithTimeout(time.Minute).WithPolling(50 * time.Millisecond).Should(Succeed())
 
 			a.releaseAll()
-			done := eventuallyState(g, c, ids[0], StateCompleted)
+			var done *Task
+			g.Eventually(func(g Gomega) {
+				var err error
+				done, err = c.Get(context.Background(), ids[0], false)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(done.State).To(Equal(StateCompleted))
+			}).WithTimeout(time.Minute).WithPolling(50 * time.Millisecond).Should(Succeed())
 			g.Expect(done.ResultText).To(Equal("done: chatty"))
 			g.Expect(done.StatusText).To(Equal("finished"))
 		}

@@ -42,7 +42,7 @@ func stockAgent(t *testing.T, binding string) (Endpoint, *Card) {
 
 func TestProbeListing(t *testing.T) {
 	probe := func(g Gomega, ep Endpoint, card *Card) (ListCapability, error) {
-		c, err := NewClient(context.Background(), ep, card)
+		c, err := NewClient(context.Background(), trusting(ep, card), card)
 		g.Expect(err).NotTo(HaveOccurred())
 		defer c.Close()
 		return ProbeListing(context.Background(), c)
@@ -55,7 +55,7 @@ func TestProbeListing(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(got).To(Equal(ListUnsupported))
 
-			c, err := NewClient(context.Background(), ep, card)
+			c, err := NewClient(context.Background(), trusting(ep, card), card)
 			g.Expect(err).NotTo(HaveOccurred())
 			defer c.Close()
 			_, err = c.ListByContext(context.Background(), "ctx")

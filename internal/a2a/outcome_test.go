@@ -49,9 +49,20 @@ func cardOf(binding, url string) *Card {
 	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: url}
 }
 
+// trusting adds the card interface's origin to the endpoint's, as an owner
+// lists it in spec.allowedOrigins.
+func trusting(ep Endpoint, card *Card) Endpoint {
+	if card.Binding == BindingGRPC {
+		ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(card.URL)...)
+	} else {
+		ep.AllowedOrigins = append(ep.AllowedOrigins, card.URL)
+	}
+	return ep
+}
+
 func sendVia(t *testing.T, g Gomega, ep Endpoint, card *Card, text string) error {
 	t.Helper()
-	c, err := NewClient(context.Background(), ep, card)
+	c, err := NewClient(context.Background(), trusting(ep, card), card)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer c.Close()
 	_, err = c.Send(context.Background(), SendRequest{MessageID: "m-outcome", Text: text})
