@@ -79,8 +79,10 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	} else {
 		recordCard(&agent.Status, card)
-		if can, known := r.canListTasks(ctx, &agent, card); known {
-			agent.Status.CanListTasks = &can
+		if agent.Status.CanListTasks == nil || before.Status.ObservedGeneration != agent.Generation {
+			if can, known := r.canListTasks(ctx, &agent, card); known {
+				agent.Status.CanListTasks = &can
+			}
 		}
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
 		if !wasReady {
@@ -122,6 +124,8 @@ func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agen
 		return false, false
 	}
 	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	listing, err := a2a.ProbeListing(ctx, c)
 	if err != nil {
 		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
