@@ -138,8 +138,7 @@ func FuzzTaskDecoding(f *testing.F) {
 		c := fuzzAgents()[bindings[int(which)%len(bindings)]]
 		got, err := c.Get(context.Background(), "t-1", false)
 		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) {
+			if _, ok := errors.AsType[*Error](err); !ok {
 				t.Fatalf("not an *Error: %T %v", err, err)
 			}
 			if len(err.Error()) > MaxErrorTextBytes+512 {

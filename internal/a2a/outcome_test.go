@@ -34,19 +34,19 @@ func agentPath(binding string) string {
 	return "/rpc"
 }
 
-func cardOf(binding, url string) *Card {
+func cardOf(binding, target string) *Card {
 	switch binding {
 	case bindREST:
 		// The test agent serves REST under a tenant.
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: url, Tenant: cardTenant}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: target, Tenant: cardTenant}
 	case bindV03:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: url}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: target}
 	case bindV03REST:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: url}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: target}
 	case bindGRPC:
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: url}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: target}
 	}
-	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: url}
+	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: target}
 }
 
 // trusting adds the card interface's origin to the endpoint's, as an owner
