@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -272,4 +273,37 @@ func tableClientConfig() *rest.Config {
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	cfg.APIPath = "/apis"
 	return cfg
+}
+
+func TestClusterStructuredReply(t *testing.T) {
+	g := NewWithT(t)
+	s := newScene(t)
+	file := t.TempDir() + "/decision.json"
+	g.Expect(os.WriteFile(file, []byte("{\n  \"decision\": \"approved\"\n}\n"), 0o600)).To(Succeed())
+	const ext = "https://example.com/a2a/ext/tool-approval/v1"
+
+	res := kubectlTether(s.ns, "reply", "child", "ok", "--data", `{"ticket": 42}`,
+		"--metadata", ext+"=@"+file, "--metadata", "reviewer=alice", "--extension", ext)
+	g.Expect(res.code).To(Equal(0), res.stderr)
+	replies := s.get(t, "child").Spec.Replies
+	g.Expect(replies).To(HaveLen(1))
+	r := replies[0]
+	g.Expect(r.Text).To(Equal("ok"))
+	g.Expect(r.Parts).To(HaveLen(1))
+	g.Expect(string(r.Parts[0].Data.Raw)).To(Equal(`{"ticket":42}`))
+	g.Expect(string(r.Metadata[ext].Raw)).To(Equal(`{"decision":"approved"}`))
+	g.Expect(string(r.Metadata["reviewer"].Raw)).To(Equal(`"alice"`))
+	g.Expect(r.Extensions).To(Equal([]string{ext}))
+
+	// Refused before anything is sent.
+	for _, args := range [][]string{
+		{"reply", "child"},
+		{"reply", "child", "--data", "{not json"},
+		{"reply", "child", "ok", "--metadata", "novalue"},
+		{"reply", "child", "ok", "--extension", "not a uri"},
+	} {
+		res := kubectlTether(s.ns, args...)
+		g.Expect(res.code).To(Equal(exitUsage), "%v: %s", args, res.stderr)
+	}
+	g.Expect(s.get(t, "child").Spec.Replies).To(HaveLen(1))
 }

@@ -397,7 +397,7 @@ func TestClusterReply(t *testing.T) {
 	res := kubectlTether(s.ns, "reply", "child", "blue")
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	g.Expect(res.stdout).To(Equal("delegation \"child\" is Running: reply 1 is sent when the agent asks for input\n"))
-	g.Expect(s.get(t, "child").Spec.Replies).To(Equal([]string{"blue"}))
+	g.Expect(s.get(t, "child").Spec.Replies).To(Equal(replies("blue")))
 }
 
 // TestClusterRacingReplies makes two replies read the same resourceVersion
@@ -423,7 +423,7 @@ func TestClusterRacingReplies(t *testing.T) {
 	}
 	g.Expect(gate.patchCodes()).To(ConsistOf(http.StatusOK, http.StatusConflict, http.StatusOK),
 		"both replies patched from the same resourceVersion, one was refused and retried")
-	g.Expect(s.get(t, "child").Spec.Replies).To(ConsistOf("red", "green"), "each reply exactly once")
+	g.Expect(s.get(t, "child").Spec.Replies).To(ConsistOf(replies("red", "green")), "each reply exactly once")
 }
 
 // raceGate is a proxy to the API server that holds every PATCH of one

@@ -244,13 +244,7 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 		for k, v := range m.Metadata {
 			req.Metadata[k] = v
 		}
-		for _, p := range m.Parts {
-			part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
-			if p.Data != nil {
-				part.Data = p.Data.Raw
-			}
-			req.Parts = append(req.Parts, part)
-		}
+		req.Parts = wireParts(m.Parts)
 	}
 	if d.Spec.Lease != nil {
 		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
@@ -316,10 +310,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		_, err := c.Send(ctx, a2a.SendRequest{
-			MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
-			Text: s.d.Spec.Replies[i],
-		})
+		_, err := c.Send(ctx, replyRequest(s.d, i))
 		if err != nil {
 			// Agents may refuse a reply for a moment after asking for input
 			// (the task is not yet free): retry rather than fail the task.
