@@ -49,8 +49,7 @@ func replyAllowed(d *v1alpha1.Delegation) error {
 	if d.Spec.AgentRef == nil {
 		return fmt.Errorf("delegation %q is a group: replies go to one of its tasks", d.Name)
 	}
-	switch d.Status.Phase {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
+	if d.Status.Phase.Settled() {
 		return fmt.Errorf("delegation %q is %s: a reply would never be sent", d.Name, d.Status.Phase)
 	}
 	// The operator cancels or lets go of such a task before it sends anything.
