@@ -18,9 +18,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go.uber.org/zap/zapcore"
 	"os"
 	"os/exec"
 	"path/filepath"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"testing"
 	"time"
 
@@ -50,6 +53,8 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// Errors only: no "log.SetLogger(...) was never called" stack trace.
+	crlog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
