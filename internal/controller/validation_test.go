@@ -12,8 +12,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -102,6 +102,10 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 		{"a reply without text or parts", func(d *v1alpha1.Delegation) {
 			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Extensions: []string{"https://example.com/ext"}})
 		}, "a reply needs text or at least one part"},
+		{"a reply claiming the operator's metadata", func(d *v1alpha1.Delegation) {
+			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "ok",
+				Metadata: map[string]apiextensionsv1.JSON{"https://tether.dev/a2a/delegation": {Raw: []byte(`"other/ns"`)}}})
+		}, "metadata keys under https://tether.dev/ are reserved for the operator"},
 		{"an extension that is not a URI", func(d *v1alpha1.Delegation) {
 			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "ok", Extensions: []string{"a, b"}})
 		}, "spec.replies[2].extensions[0]"},
@@ -152,6 +156,12 @@ func TestAdmissionRefusesBadAgents(t *testing.T) {
 			"pollInterval must be between 100ms and 1h"},
 		{"a header without a secret key", v1alpha1.AgentSpec{URL: "http://agent", Headers: []v1alpha1.AgentHeader{{Name: "Authorization"}}},
 			"spec.headers[0].valueFrom.name"},
+		{"an allowed origin with a path", v1alpha1.AgentSpec{URL: "http://agent", AllowedOrigins: []string{"http://other/a2a"}},
+			"spec.allowedOrigins[0]"},
+		{"an http allowed origin for an https agent", v1alpha1.AgentSpec{URL: "https://agent", AllowedOrigins: []string{"http://other"}},
+			"allowedOrigins must be https when url is https"},
+		{"an http card for an https agent", v1alpha1.AgentSpec{URL: "https://agent", CardURL: "http://agent/card.json"},
+			"cardURL must be https when url is https"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
