@@ -47,7 +47,7 @@ func TestClusterTreeAcrossNamespacesAndPrinters(t *testing.T) {
 	var list v1alpha1.DelegationList
 	g.Expect(json.Unmarshal([]byte(res.stdout), &list)).To(Succeed())
 	g.Expect(list.Kind).To(Equal("DelegationList"))
-	var names []string
+	names := make([]string, 0, len(list.Items))
 	for _, d := range list.Items {
 		g.Expect(d.Kind).To(Equal("Delegation"))
 		g.Expect(d.Namespace).To(Equal(a.ns))
@@ -206,8 +206,9 @@ func TestClusterEvents(t *testing.T) {
 
 	res := kubectlTether(s.ns, "events", "child")
 	g.Expect(res.code).To(Equal(0), res.stderr)
-	var reasons []string
-	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n")[1:] {
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")[1:]
+	reasons := make([]string, 0, len(lines))
+	for _, line := range lines {
 		reasons = append(reasons, strings.Fields(line)[2]+"@"+strings.Fields(line)[3])
 	}
 	g.Expect(reasons).To(Equal([]string{"Sent@delegation/child", "Sent@delegation/grandchild",
@@ -217,7 +218,7 @@ func TestClusterEvents(t *testing.T) {
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	var list eventsv1.EventList
 	g.Expect(json.Unmarshal([]byte(res.stdout), &list)).To(Succeed())
-	var names []string
+	names := make([]string, 0, len(list.Items))
 	for _, ev := range list.Items {
 		names = append(names, ev.Name)
 	}

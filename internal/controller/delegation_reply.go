@@ -39,7 +39,7 @@ func replyRequest(d *v1alpha1.Delegation, i int) a2a.SendRequest {
 
 // wireParts converts a message's or a reply's parts.
 func wireParts(parts []v1alpha1.Part) []a2a.Part {
-	var out []a2a.Part
+	out := make([]a2a.Part, 0, len(parts))
 	for _, p := range parts {
 		part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
 		if p.Data != nil {

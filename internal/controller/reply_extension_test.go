@@ -81,7 +81,7 @@ func approvalDecision(ec *a2asrv.ExecutorContext) (decision, why string) {
 	if ec.ServiceParams != nil {
 		values, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
 		for _, v := range values {
-			for _, uri := range strings.Split(v, ",") {
+			for uri := range strings.SplitSeq(v, ",") {
 				requested = append(requested, strings.TrimSpace(uri))
 			}
 		}
