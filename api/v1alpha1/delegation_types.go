@@ -90,10 +90,10 @@ type Reply struct {
 	// +optional
 	Parts []Part `json:"parts,omitempty"`
 	// metadata is sent as message metadata; values are any JSON. Keys under
-	// https://tether.dev/ are reserved for the operator.
+	// https://tether.dev/ are reserved for the operator: it never sends them
+	// with a reply (CEL cannot see into a map of untyped JSON values, so the
+	// operator, not admission, holds this rule).
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 256)",message="metadata keys must be 1 to 256 characters"
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('https://tether.dev/'))",message="metadata keys under https://tether.dev/ are reserved for the operator"
 	// +optional
 	Metadata map[string]apiextensionsv1.JSON `json:"metadata,omitempty"`
 	// extensions are the URIs of A2A extensions activated for this call

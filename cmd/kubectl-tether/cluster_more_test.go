@@ -302,6 +302,7 @@ func TestClusterStructuredReply(t *testing.T) {
 		{"reply", "child", "--data", "{not json"},
 		{"reply", "child", "ok", "--metadata", "novalue"},
 		{"reply", "child", "ok", "--extension", "not a uri"},
+		{"reply", "child", "ok", "--metadata", "https://tether.dev/a2a/delegation=x/y"},
 	} {
 		res := kubectlTether(s.ns, args...)
 		g.Expect(res.code).To(Equal(exitUsage), "%v: %s", args, res.stderr)

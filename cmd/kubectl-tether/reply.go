@@ -130,6 +130,9 @@ func (f replyFlags) build(text []string) (v1alpha1.Reply, error) {
 		if !ok || key == "" {
 			return r, fmt.Errorf("--metadata %q: want KEY=VALUE or KEY=@FILE", kv)
 		}
+		if strings.HasPrefix(key, "https://tether.dev/") {
+			return r, fmt.Errorf("--metadata %s: keys under https://tether.dev/ are reserved for the operator", key)
+		}
 		raw, err := json.Marshal(value)
 		if strings.HasPrefix(value, "@") {
 			raw, err = readJSON(value)

@@ -7,11 +7,15 @@ package controller
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
 )
+
+// reservedMetadataPrefix marks metadata keys only the operator writes.
+const reservedMetadataPrefix = "https://tether.dev/"
 
 // replyRequest builds the send of spec.replies[i] to the task waiting for
 // input: its text, parts and metadata, with the extensions it names activated
@@ -30,6 +34,11 @@ func replyRequest(d *v1alpha1.Delegation, i int) a2a.SendRequest {
 	if len(r.Metadata) > 0 {
 		req.Metadata = make(map[string]any, len(r.Metadata))
 		for k, v := range r.Metadata {
+			// Keys under https://tether.dev/ are the operator's (the delegation
+			// identity claim lives there): a reply never carries them.
+			if strings.HasPrefix(k, reservedMetadataPrefix) {
+				continue
+			}
 			// JSON values pass through as they are (a2a keeps numbers exact).
 			req.Metadata[k] = json.RawMessage(v.Raw)
 		}

@@ -102,10 +102,6 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 		{"a reply without text or parts", func(d *v1alpha1.Delegation) {
 			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Extensions: []string{"https://example.com/ext"}})
 		}, "a reply needs text or at least one part"},
-		{"a reply claiming the operator's metadata", func(d *v1alpha1.Delegation) {
-			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "ok",
-				Metadata: map[string]apiextensionsv1.JSON{"https://tether.dev/a2a/delegation": {Raw: []byte(`"other/ns"`)}}})
-		}, "metadata keys under https://tether.dev/ are reserved for the operator"},
 		{"an extension that is not a URI", func(d *v1alpha1.Delegation) {
 			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "ok", Extensions: []string{"a, b"}})
 		}, "spec.replies[2].extensions[0]"},
