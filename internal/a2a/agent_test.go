@@ -34,10 +34,14 @@ const (
 	bindJSONRPC = "1.0 JSON-RPC"
 	bindREST    = "1.0 HTTP+JSON"
 	bindV03     = "0.3 JSON-RPC"
+	bindV03REST = "0.3 HTTP+JSON"
 	bindGRPC    = "1.0 gRPC"
 )
 
-var allBindings = []string{bindJSONRPC, bindREST, bindV03, bindGRPC}
+var allBindings = []string{bindJSONRPC, bindREST, bindV03, bindV03REST, bindGRPC}
+
+// isV03 reports whether a test binding speaks protocol 0.3.
+func isV03(binding string) bool { return binding == bindV03 || binding == bindV03REST }
 
 const cardTenant = "card-tenant"
 
@@ -128,6 +132,17 @@ func newTestAgent(t *testing.T, binding string) *testAgent {
 				"skills":[{"id":"echo","name":"Echo","description":"echoes","tags":["t"]}]}`,
 				a.srv.URL+"/rpc", LeaseExtensionURI, BudgetExtensionURI)
 		})
+	case bindV03REST:
+		mux.Handle("/rest/", http.StripPrefix("/rest", a2av0.NewRESTHandler(handler)))
+		mux.HandleFunc(a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"name":"legacy agent","description":"d","version":"1","protocolVersion":"0.3.0",
+				"url":%q,"preferredTransport":"HTTP+JSON",
+				"capabilities":{"streaming":false,"extensions":[{"uri":%q},{"uri":%q}]},
+				"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+				"skills":[{"id":"echo","name":"Echo","description":"echoes","tags":["t"]}]}`,
+				a.srv.URL+"/rest", LeaseExtensionURI, BudgetExtensionURI)
+		})
 	case bindGRPC:
 		// A card listing only the gRPC interface; the http scheme asks for
 		// plain text.
@@ -205,7 +220,15 @@ func (a *testAgent) card(iface *a2a.AgentInterface) *a2a.AgentCard {
 	}
 }
 
-func (a *testAgent) endpoint() Endpoint { return Endpoint{URL: a.srv.URL} }
+// endpoint is the agent's base URL; a gRPC agent serves its card and its
+// gRPC interface on two ports, so the owner lists the second origin.
+func (a *testAgent) endpoint() Endpoint {
+	ep := Endpoint{URL: a.srv.URL}
+	if a.grpcURL != "" {
+		ep.AllowedOrigins = []string{a.grpcURL}
+	}
+	return ep
+}
 
 func (a *testAgent) releaseAll() {
 	a.mu.Lock()
@@ -267,7 +290,7 @@ func (a *testAgent) wasCanceled(taskID string) bool {
 
 // extensionHeader is the header name a client of this binding must use.
 func (a *testAgent) extensionHeader() string {
-	if a.binding == bindV03 {
+	if isV03(a.binding) {
 		return "X-A2A-Extensions"
 	}
 	return "A2A-Extensions"

@@ -31,12 +31,12 @@ const opResolveCard = "ResolveCard"
 
 // ResolveCard reads the agent card (1.0 or 0.3 format) and chooses the
 // interface to talk to: 1.0 JSON-RPC, then 1.0 HTTP+JSON, then 1.0 gRPC, then
-// 0.3 JSON-RPC; among equals the card's order (its preference) wins. The card
+// 0.3 JSON-RPC, then 0.3 HTTP+JSON; among equals the card's order (its preference) wins. The card
 // itself is always read over HTTP.
 func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
-		return nil, &Error{Kind: KindTransport, Op: opResolveCard, Reason: ReasonUnreachable, Err: err}
+		return nil, endpointError(opResolveCard, err)
 	}
 	// The 0.3 parser reads both formats: it keeps supportedInterfaces when
 	// present and otherwise derives them from url/preferredTransport.
@@ -48,7 +48,7 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 		base, opts = ep.CardURL, append(opts, agentcard.WithPath(""))
 	}
 	if base == "" {
-		return nil, &Error{Kind: KindRefused, Op: opResolveCard, Reason: ReasonInvalidRequest, Err: errors.New("the endpoint has no URL")}
+		return nil, localError(opResolveCard, ReasonInvalidRequest, errors.New("the endpoint has no URL"))
 	}
 	ctx, ci := withCallInfo(ctx)
 	raw, err := resolver.Resolve(ctx, base, opts...)
@@ -60,7 +60,10 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	}
 	card, err := cardFromWire(raw)
 	if err != nil {
-		return nil, &Error{Kind: KindRefused, Op: opResolveCard, Reason: ReasonUnsupported, Err: err}
+		return nil, localError(opResolveCard, ReasonUnsupported, err)
+	}
+	if err := checkCardOrigin(ep, card); err != nil {
+		return nil, originError(opResolveCard, fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
 	}
 	return card, nil
 }
@@ -113,6 +116,8 @@ func chooseInterface(ifaces []*a2a.AgentInterface) (*a2a.AgentInterface, string)
 			return 2
 		case v == ProtocolV03 && i.ProtocolBinding == a2a.TransportProtocolJSONRPC:
 			return 3
+		case v == ProtocolV03 && i.ProtocolBinding == a2a.TransportProtocolHTTPJSON:
+			return 4
 		}
 		return -1
 	}

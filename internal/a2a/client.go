@@ -43,11 +43,15 @@ func Dial(ctx context.Context, ep Endpoint) (Client, error) {
 // else the card interface's.
 func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	if card == nil || card.URL == "" {
-		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonInvalidRequest, Err: errors.New("no agent card interface to connect to")}
+		return nil, localError(opNewClient, ReasonInvalidRequest, errors.New("no agent card interface to connect to"))
 	}
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
-		return nil, &Error{Kind: KindTransport, Op: opNewClient, Reason: ReasonUnreachable, Err: err}
+		return nil, endpointError(opNewClient, err)
+	}
+	// The card may have been recorded before the Agent's origins changed.
+	if err := checkCardOrigin(ep, card); err != nil {
+		return nil, originError(opNewClient, err)
 	}
 	version := normaliseVersion(card.ProtocolVersion)
 	ifaceURL := card.URL
@@ -56,7 +60,7 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	case version == ProtocolV1 && card.Binding == BindingGRPC:
 		target, opts, err := grpcDialOptions(ep, card.URL)
 		if err != nil {
-			return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonInvalidRequest, Err: err}
+			return nil, localError(opNewClient, ReasonInvalidRequest, err)
 		}
 		transport, ifaceURL = a2agrpc.WithGRPCTransport(opts...), target
 	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
@@ -65,9 +69,10 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		transport = a2aclient.WithRESTTransport(hc)
 	case version == ProtocolV03 && card.Binding == BindingJSONRPC:
 		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
+	case version == ProtocolV03 && card.Binding == BindingHTTPJSON:
+		transport = a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc})
 	default:
-		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonUnsupported,
-			Err: fmt.Errorf("%w: binding %q protocol %q", ErrUnsupported, card.Binding, card.ProtocolVersion)}
+		return nil, localError(opNewClient, ReasonUnsupported, fmt.Errorf("%w: binding %q protocol %q", ErrUnsupported, card.Binding, card.ProtocolVersion))
 	}
 	tenant := ep.Tenant
 	if tenant == "" {
@@ -84,7 +89,7 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
 		transport)
 	if err != nil {
-		return nil, &Error{Kind: KindRefused, Op: opNewClient, Reason: ReasonUnsupported, Err: err}
+		return nil, localError(opNewClient, ReasonUnsupported, err)
 	}
 	cp := *card
 	return &client{card: &cp, c: c, v03: version == ProtocolV03}, nil
@@ -108,7 +113,7 @@ func (c *client) Close() { _ = c.c.Destroy() }
 func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	msg, meta, exts, err := buildSend(req)
 	if err != nil {
-		return nil, &Error{Kind: KindRefused, Op: opSend, Reason: ReasonInvalidRequest, Err: err}
+		return nil, localError(opSend, ReasonInvalidRequest, err)
 	}
 	ctx, ci := withCallInfo(ctx)
 	// 0.3: a2a-go sends ReturnImmediately as blocking=false.
@@ -133,7 +138,7 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 // renews a lease (a plain GetTask renews nothing).
 func (c *client) Get(ctx context.Context, taskID string, renewLease bool) (*Task, error) {
 	if taskID == "" {
-		return nil, &Error{Kind: KindRefused, Op: opGet, Reason: ReasonInvalidRequest, Err: errors.New("empty task id")}
+		return nil, localError(opGet, ReasonInvalidRequest, errors.New("empty task id"))
 	}
 	ctx, ci := withCallInfo(ctx)
 	if renewLease {
@@ -150,7 +155,7 @@ func (c *client) Get(ctx context.Context, taskID string, renewLease bool) (*Task
 // already terminal: the task is read back and returned without error.
 func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 	if taskID == "" {
-		return nil, &Error{Kind: KindRefused, Op: opCancel, Reason: ReasonInvalidRequest, Err: errors.New("empty task id")}
+		return nil, localError(opCancel, ReasonInvalidRequest, errors.New("empty task id"))
 	}
 	cctx, ci := withCallInfo(ctx)
 	t, err := c.c.CancelTask(cctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
@@ -170,11 +175,10 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 // agents and agents that do not implement ListTasks.
 func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, error) {
 	if c.v03 {
-		return nil, &Error{Kind: KindRefused, Op: opList, Reason: ReasonUnsupported,
-			Err: fmt.Errorf("%w: protocol 0.3 has no ListTasks", ErrUnsupported)}
+		return nil, localError(opList, ReasonUnsupported, fmt.Errorf("%w: protocol 0.3 has no ListTasks", ErrUnsupported))
 	}
 	if contextID == "" {
-		return nil, &Error{Kind: KindRefused, Op: opList, Reason: ReasonInvalidRequest, Err: errors.New("empty context id")}
+		return nil, localError(opList, ReasonInvalidRequest, errors.New("empty context id"))
 	}
 	var out []*Task
 	token := ""

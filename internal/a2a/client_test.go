@@ -64,6 +64,10 @@ func TestResolveCardPerBinding(t *testing.T) {
 				g.Expect(card).To(HaveField("Binding", BindingJSONRPC))
 				g.Expect(card).To(HaveField("URL", a.srv.URL+"/rpc"))
 				g.Expect(card.Streaming).To(BeFalse())
+			case bindV03REST:
+				g.Expect(card).To(HaveField("ProtocolVersion", ProtocolV03))
+				g.Expect(card).To(HaveField("Binding", BindingHTTPJSON))
+				g.Expect(card).To(HaveField("URL", a.srv.URL+"/rest"))
 			case bindGRPC:
 				g.Expect(card).To(HaveField("ProtocolVersion", ProtocolV1))
 				g.Expect(card).To(HaveField("Binding", BindingGRPC))
@@ -164,7 +168,7 @@ func TestTenantAndSecretHeaderOnEveryCall(t *testing.T) {
 					}
 				}
 				g.Expect(n).To(BeNumerically(">=", 4))
-			} else if b != bindV03 { // 0.3 has no tenant on the wire
+			} else if !isV03(b) { // 0.3 has no tenant on the wire
 				for _, call := range calls {
 					g.Expect(call.Tenant).To(Equal("ep-tenant"), call.Method)
 				}
@@ -257,7 +261,7 @@ func TestListByContext(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 
 			tasks, err := c.ListByContext(context.Background(), "ctx-list")
-			if b == bindV03 {
+			if isV03(b) {
 				g.Expect(errors.Is(err, ErrUnsupported)).To(BeTrue())
 				g.Expect(IsRefused(err)).To(BeTrue())
 				return
@@ -490,12 +494,14 @@ func TestErrorsFromBrokenEndpoints(t *testing.T) {
 			return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: url}
 		case bindV03:
 			return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: url}
+		case bindV03REST:
+			return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: url}
 		}
 		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: url}
 	}
 	status := func(code int) string { return newStatusServer(t, code) }
 	// gRPC: TestGRPCStatusCodes.
-	for _, b := range []string{bindJSONRPC, bindREST, bindV03} {
+	for _, b := range []string{bindJSONRPC, bindREST, bindV03, bindV03REST} {
 		t.Run(b, func(t *testing.T) {
 			g := NewWithT(t)
 			send := func(url string) error {
@@ -509,13 +515,17 @@ func TestErrorsFromBrokenEndpoints(t *testing.T) {
 				return err
 			}
 
+			// Nothing listens: the dial failed, nothing was sent.
 			err := send(closedURL(t))
 			g.Expect(IsTransport(err)).To(BeTrue(), err.Error())
+			g.Expect(Classify(err)).To(Equal(OutcomeRefused), err.Error())
+			g.Expect(NeverSent(err)).To(BeTrue(), err.Error())
 			g.Expect(FailureClassOf(err)).To(Equal(FailureClassUnreachable))
 
-			for code, class := range map[int]string{500: FailureClassRejected, 401: FailureClassPolicyRefusal, 403: FailureClassPolicyRefusal} {
+			for code, class := range map[int]string{500: FailureClassUnreachable, 401: FailureClassPolicyRefusal, 403: FailureClassPolicyRefusal} {
 				err = send(status(code))
-				g.Expect(IsRefused(err)).To(BeTrue(), err.Error())
+				g.Expect(IsRefused(err)).To(Equal(code != 500), err.Error())
+				g.Expect(NeverSent(err)).To(BeFalse(), err.Error())
 				var e *Error
 				g.Expect(errors.As(err, &e)).To(BeTrue())
 				g.Expect(e.Code).To(Equal(code))

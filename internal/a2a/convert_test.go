@@ -6,10 +6,14 @@ SPDX-License-Identifier: Apache-2.0
 package a2a
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"syscall"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -139,25 +143,45 @@ func TestChooseInterface(t *testing.T) {
 
 func TestClassifyAndFailureClass(t *testing.T) {
 	g := NewWithT(t)
+	dialErr := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	readErr := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 	for _, tc := range []struct {
-		err    error
-		status int
-		kind   ErrorKind
-		code   int
-		reason string
-		class  string
+		err     error
+		status  int
+		kind    ErrorKind
+		code    int
+		reason  string
+		class   string
+		outcome Outcome
 	}{
-		{a2a.NewError(a2a.ErrInvalidParams, "ttl"), 200, KindRefused, -32602, ReasonInvalidParams, FailureClassInvalidRequest},
-		{a2a.ErrUnsupportedContentType, 200, KindRefused, -32005, ReasonContentTypeNotSupported, FailureClassInvalidRequest},
-		{a2a.ErrUnauthenticated, 200, KindRefused, -31401, ReasonUnauthenticated, FailureClassPolicyRefusal},
-		{a2a.NewError(a2a.ErrUnauthorized, "no"), 403, KindRefused, -31403, ReasonPermissionDenied, FailureClassPolicyRefusal},
-		{a2a.ErrTaskNotFound, 404, KindRefused, -32001, ReasonTaskNotFound, FailureClassRejected},
-		{a2a.ErrServerError, 401, KindRefused, 401, ReasonUnauthenticated, FailureClassPolicyRefusal},
-		{errors.New("unexpected HTTP status: 500"), 500, KindRefused, 500, ReasonHTTPError, FailureClassRejected},
-		{errors.New("unexpected HTTP status: 400"), 400, KindRefused, 400, ReasonHTTPError, FailureClassInvalidRequest},
-		{errors.New("failed to decode"), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable},
-		{errors.New("connection refused"), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable},
-		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable},
+		{a2a.NewError(a2a.ErrInvalidParams, "ttl"), 200, KindRefused, -32602, ReasonInvalidParams, FailureClassInvalidRequest, OutcomeRefused},
+		{a2a.ErrUnsupportedContentType, 200, KindRefused, -32005, ReasonContentTypeNotSupported, FailureClassInvalidRequest, OutcomeRefused},
+		{a2a.ErrUnauthenticated, 200, KindRefused, -31401, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
+		{a2a.NewError(a2a.ErrUnauthorized, "no"), 403, KindRefused, -31403, ReasonPermissionDenied, FailureClassPolicyRefusal, OutcomeRefused},
+		{a2a.ErrTaskNotFound, 404, KindRefused, -32001, ReasonTaskNotFound, FailureClassRejected, OutcomeRefused},
+		{a2a.ErrServerError, 401, KindRefused, 401, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
+		{errors.New("unexpected HTTP status: 400"), 400, KindRefused, 400, ReasonHTTPError, FailureClassInvalidRequest, OutcomeRefused},
+		{errors.New("unexpected HTTP status: 404"), 404, KindRefused, 404, ReasonNotFound, FailureClassRejected, OutcomeRefused},
+		{errors.New("unexpected HTTP status: 407"), 407, KindRefused, 407, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
+		// The agent's own "something broke" does not say whether work began.
+		{a2a.ErrInternalError, 200, KindRefused, -32603, ReasonInternalError, FailureClassUnreachable, OutcomeUnknown},
+		{a2a.ErrServerError, 200, KindRefused, -32000, ReasonServerError, FailureClassUnreachable, OutcomeUnknown},
+		{a2a.ErrInvalidAgentResponse, 200, KindRefused, -32006, ReasonInvalidAgentResponse, FailureClassUnreachable, OutcomeUnknown},
+		// Gateways and rate limits may answer after the agent started.
+		{errors.New("unexpected HTTP status: 500"), 500, KindRefused, 500, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("unexpected HTTP status: 502"), 502, KindRefused, 502, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{a2a.ErrServerError, 503, KindRefused, 503, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("unexpected HTTP status: 504"), 504, KindRefused, 504, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("unexpected HTTP status: 429"), 429, KindRefused, 429, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("unexpected HTTP status: 408"), 408, KindRefused, 408, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("failed to decode"), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
+		{errors.New("connection refused"), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
+		{fmt.Errorf("send: %w", dialErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeRefused},
+		{fmt.Errorf("send: %w", readErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
+		{fmt.Errorf("send: %w", io.ErrUnexpectedEOF), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), 0, KindTransport, 0, ReasonTimeout, FailureClassUnreachable, OutcomeUnknown},
+		{fmt.Errorf("x: %w", context.Canceled), 0, KindTransport, 0, ReasonCanceled, FailureClassUnreachable, OutcomeUnknown},
+		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable, OutcomeRefused},
 	} {
 		err := classify("Op", tc.err, tc.status, false)
 		var e *Error
@@ -166,6 +190,8 @@ func TestClassifyAndFailureClass(t *testing.T) {
 		g.Expect(e.Code).To(Equal(tc.code), tc.err.Error())
 		g.Expect(e.Reason).To(Equal(tc.reason), tc.err.Error())
 		g.Expect(FailureClassOf(err)).To(Equal(tc.class), tc.err.Error())
+		g.Expect(Classify(err)).To(Equal(tc.outcome), tc.err.Error())
+		g.Expect(IsRefused(err)).To(Equal(tc.outcome == OutcomeRefused), tc.err.Error())
 	}
 	g.Expect(FailureClassOf(nil)).To(BeEmpty())
 	g.Expect(FailureClassOf(errors.New("other"))).To(Equal(FailureClassUnreachable))

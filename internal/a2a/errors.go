@@ -83,6 +83,13 @@ type Error struct {
 	// Reason is a short CamelCase cause, e.g. TaskNotFound, InvalidParams.
 	Reason string
 	Err    error
+	// local: decided before anything was sent (see NeverSent).
+	local bool
+}
+
+// localError is an error decided before any request was made.
+func localError(op, reason string, err error) *Error {
+	return &Error{Kind: KindRefused, Op: op, Reason: reason, Err: err, local: true}
 }
 
 func (e *Error) Error() string {
@@ -108,8 +115,11 @@ func (e *Error) Is(target error) bool {
 		(e.Reason == ReasonUnsupported || e.Reason == ReasonMethodNotFound)
 }
 
-// IsRefused reports whether the agent answered with a refusal.
-func IsRefused(err error) bool { return kindOf(err) == KindRefused }
+// IsRefused reports whether the call's outcome is OutcomeRefused: the answer
+// (or the absence of any request) proves nothing started. An error answer
+// that does not prove it (HTTP 5xx, 429, an agent's InternalError) is not a
+// refusal, though its Kind is KindRefused. See Classify.
+func IsRefused(err error) bool { return err != nil && Classify(err) == OutcomeRefused }
 
 // IsTransport reports whether the call got no usable answer.
 func IsTransport(err error) bool { return kindOf(err) == KindTransport }
@@ -128,14 +138,16 @@ func kindOf(err error) ErrorKind {
 }
 
 // FailureClassOf maps a send error to the failure class recorded on the
-// Delegation: InvalidRequest, PolicyRefusal, Rejected or Unreachable. Errors of
-// other types count as Unreachable, which keeps (never refunds) a reservation.
+// Delegation: InvalidRequest, PolicyRefusal, Rejected or Unreachable. Only a
+// Refused outcome (Classify) gets one of the first three; everything else,
+// errors of other types included, counts as Unreachable, which keeps (never
+// refunds) a reservation.
 func FailureClassOf(err error) string {
 	if err == nil {
 		return ""
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindRefused {
+	if !errors.As(err, &e) || Classify(err) != OutcomeRefused || e.Kind != KindRefused {
 		return FailureClassUnreachable
 	}
 	switch e.Reason {
@@ -193,9 +205,15 @@ func classify(op string, err error, status int, tooLarge bool) error {
 	switch {
 	case tooLarge || errors.Is(err, ErrResponseTooLarge):
 		e.Reason = ReasonResponseTooLarge
+		if status >= 200 && status <= 299 {
+			e.Err = fmt.Errorf("%w: %w", ErrAnswerTooLarge, err)
+		}
 		return e
 	case errors.Is(err, ErrEgressDenied):
 		e.Reason = ReasonEgressDenied
+		return e
+	case errors.Is(err, ErrOriginNotAllowed):
+		e.Kind, e.Reason = KindRefused, ReasonOriginNotAllowed
 		return e
 	case errors.Is(err, context.Canceled):
 		e.Reason = ReasonCanceled

@@ -107,7 +107,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	}
 	limit = min(limit, math.MaxInt32)
 	calls := &grpcCalls{headers: headerMetadata(ep), timeout: hc.Timeout, limit: limit}
-	dialer := egressDialer(at.settings.deny)
+	dialer := egressDialer(at.settings.egress)
 	return target, []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithNoProxy(),
@@ -255,7 +255,8 @@ func classifyGRPC(op string, err error, o *grpcOutcome) error {
 		e.Reason, e.Err = ReasonInvalidResponse, err
 		return e
 	case o.tooLarge:
-		e.Reason, e.Err = ReasonResponseTooLarge, fmt.Errorf("%w: %s", ErrResponseTooLarge, o.status.Message())
+		// The agent sent a response message: it answered.
+		e.Reason, e.Err = ReasonResponseTooLarge, fmt.Errorf("%w: %s", ErrAnswerTooLarge, o.status.Message())
 		return e
 	case code == codes.Canceled:
 		e.Reason = ReasonCanceled
@@ -265,8 +266,13 @@ func classifyGRPC(op string, err error, o *grpcOutcome) error {
 		return e
 	case code == codes.Unavailable:
 		e.Reason = ReasonUnreachable
-		if errors.Is(o.dialErr, ErrEgressDenied) {
+		switch {
+		case errors.Is(o.dialErr, ErrEgressDenied):
 			e.Reason, e.Err = ReasonEgressDenied, fmt.Errorf("grpc %s: %w", code, o.dialErr)
+		case o.dialErr != nil && strings.Contains(o.status.Message(), "while dialing"):
+			// The call failed to connect, so nothing was sent (NeverSent);
+			// an Unavailable after a broken stream stays a plain one.
+			e.Err = fmt.Errorf("grpc %s: %w", code, o.dialErr)
 		}
 		return e
 	}

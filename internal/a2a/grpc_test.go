@@ -111,12 +111,23 @@ func (f *fakeGRPCAgent) metadata() []metadata.MD {
 	return append([]metadata.MD(nil), f.md...)
 }
 
+// grpcOrigins are the origins an owner lists for a gRPC interface URL: the
+// TLS one and the plain text one (an http:// URL uses TLS with a CA bundle).
+func grpcOrigins(url string) []string {
+	_, hostPort, found := strings.Cut(url, "://")
+	if !found {
+		hostPort = url
+	}
+	return []string{"https://" + hostPort, "http://" + hostPort}
+}
+
 func completedTask(id string) *a2apb.Task {
 	return &a2apb.Task{Id: id, ContextId: "ctx", Status: &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_COMPLETED}}
 }
 
 func grpcClient(t *testing.T, g Gomega, ep Endpoint, url string) Client {
 	t.Helper()
+	ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(url)...)
 	c, err := NewClient(context.Background(), ep, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: url})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(c.Close)
@@ -138,21 +149,23 @@ func TestGRPCStatusCodes(t *testing.T) {
 		reason      string
 		class       string
 		unsupported bool
+		outcome     Outcome
 	}{
-		"Unavailable":                  {err: status.Error(codes.Unavailable, "down"), kind: KindTransport, reason: ReasonUnreachable, class: FailureClassUnreachable},
-		"DeadlineExceeded":             {err: status.Error(codes.DeadlineExceeded, "slow"), kind: KindTransport, reason: ReasonTimeout, class: FailureClassUnreachable},
-		"ResourceExhausted (quota)":    {err: status.Error(codes.ResourceExhausted, "quota"), kind: KindRefused, reason: "ResourceExhausted", class: FailureClassRejected},
-		"NotFound":                     {err: status.Error(codes.NotFound, "no task"), kind: KindRefused, reason: ReasonTaskNotFound, class: FailureClassRejected},
-		"InvalidArgument":              {err: status.Error(codes.InvalidArgument, "bad"), kind: KindRefused, reason: ReasonInvalidParams, class: FailureClassInvalidRequest},
-		"Unauthenticated":              {err: status.Error(codes.Unauthenticated, "who"), kind: KindRefused, reason: ReasonUnauthenticated, class: FailureClassPolicyRefusal},
-		"PermissionDenied":             {err: status.Error(codes.PermissionDenied, "no"), kind: KindRefused, reason: ReasonPermissionDenied, class: FailureClassPolicyRefusal},
-		"Unimplemented":                {err: status.Error(codes.Unimplemented, "?"), kind: KindRefused, reason: ReasonMethodNotFound, class: FailureClassRejected, unsupported: true},
-		"FailedPrecondition":           {err: status.Error(codes.FailedPrecondition, "state"), kind: KindRefused, reason: "FailedPrecondition", class: FailureClassRejected},
-		"Internal":                     {err: status.Error(codes.Internal, "oops"), kind: KindRefused, reason: ReasonInternalError, class: FailureClassRejected},
-		"Unknown":                      {err: status.Error(codes.Unknown, "?"), kind: KindRefused, reason: "Unknown", class: FailureClassRejected},
-		"A2A UnsupportedOperation":     {err: a2aStatus(codes.FailedPrecondition, a2a.ErrUnsupportedOperation), kind: KindRefused, reason: ReasonUnsupported, class: FailureClassRejected, unsupported: true},
-		"A2A ContentTypeNotSupported":  {err: a2aStatus(codes.InvalidArgument, a2a.ErrUnsupportedContentType), kind: KindRefused, reason: ReasonContentTypeNotSupported, class: FailureClassInvalidRequest},
-		"A2A ExtensionSupportRequired": {err: a2aStatus(codes.FailedPrecondition, a2a.ErrExtensionSupportRequired), kind: KindRefused, reason: ReasonExtensionSupportRequired, class: FailureClassRejected},
+		"Unavailable":                  {err: status.Error(codes.Unavailable, "down"), kind: KindTransport, reason: ReasonUnreachable, class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"DeadlineExceeded":             {err: status.Error(codes.DeadlineExceeded, "slow"), kind: KindTransport, reason: ReasonTimeout, class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"ResourceExhausted (quota)":    {err: status.Error(codes.ResourceExhausted, "quota"), kind: KindRefused, reason: "ResourceExhausted", class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"NotFound":                     {err: status.Error(codes.NotFound, "no task"), kind: KindRefused, reason: ReasonTaskNotFound, class: FailureClassRejected, outcome: OutcomeRefused},
+		"InvalidArgument":              {err: status.Error(codes.InvalidArgument, "bad"), kind: KindRefused, reason: ReasonInvalidParams, class: FailureClassInvalidRequest, outcome: OutcomeRefused},
+		"Unauthenticated":              {err: status.Error(codes.Unauthenticated, "who"), kind: KindRefused, reason: ReasonUnauthenticated, class: FailureClassPolicyRefusal, outcome: OutcomeRefused},
+		"PermissionDenied":             {err: status.Error(codes.PermissionDenied, "no"), kind: KindRefused, reason: ReasonPermissionDenied, class: FailureClassPolicyRefusal, outcome: OutcomeRefused},
+		"Unimplemented":                {err: status.Error(codes.Unimplemented, "?"), kind: KindRefused, reason: ReasonMethodNotFound, class: FailureClassRejected, unsupported: true, outcome: OutcomeRefused},
+		"FailedPrecondition":           {err: status.Error(codes.FailedPrecondition, "state"), kind: KindRefused, reason: "FailedPrecondition", class: FailureClassRejected, outcome: OutcomeRefused},
+		"Internal":                     {err: status.Error(codes.Internal, "oops"), kind: KindRefused, reason: ReasonInternalError, class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"Aborted":                      {err: status.Error(codes.Aborted, "retry"), kind: KindRefused, reason: "Aborted", class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"Unknown":                      {err: status.Error(codes.Unknown, "?"), kind: KindRefused, reason: "Unknown", class: FailureClassUnreachable, outcome: OutcomeUnknown},
+		"A2A UnsupportedOperation":     {err: a2aStatus(codes.FailedPrecondition, a2a.ErrUnsupportedOperation), kind: KindRefused, reason: ReasonUnsupported, class: FailureClassRejected, unsupported: true, outcome: OutcomeRefused},
+		"A2A ContentTypeNotSupported":  {err: a2aStatus(codes.InvalidArgument, a2a.ErrUnsupportedContentType), kind: KindRefused, reason: ReasonContentTypeNotSupported, class: FailureClassInvalidRequest, outcome: OutcomeRefused},
+		"A2A ExtensionSupportRequired": {err: a2aStatus(codes.FailedPrecondition, a2a.ErrExtensionSupportRequired), kind: KindRefused, reason: ReasonExtensionSupportRequired, class: FailureClassRejected, outcome: OutcomeRefused},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -165,6 +178,8 @@ func TestGRPCStatusCodes(t *testing.T) {
 			g.Expect(e.Kind).To(Equal(tc.kind), err.Error())
 			g.Expect(e.Reason).To(Equal(tc.reason), err.Error())
 			g.Expect(FailureClassOf(err)).To(Equal(tc.class), err.Error())
+			g.Expect(Classify(err)).To(Equal(tc.outcome), err.Error())
+			g.Expect(NeverSent(err)).To(BeFalse(), "the agent got the call")
 			g.Expect(errors.Is(err, ErrUnsupported)).To(Equal(tc.unsupported), err.Error())
 			g.Expect(err.Error()).NotTo(ContainSubstring(secret))
 			g.Expect(f.metadata()).To(ConsistOf(HaveKeyWithValue("authorization", []string{"Bearer " + secret})))
@@ -312,10 +327,10 @@ func TestGRPCTLS(t *testing.T) {
 
 func TestGRPCNeedsAClientFromNewHTTPClient(t *testing.T) {
 	g := NewWithT(t)
-	_, err := NewClient(context.Background(), Endpoint{HTTPClient: &http.Client{}}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "http://127.0.0.1:1"})
+	_, err := NewClient(context.Background(), Endpoint{URL: "http://127.0.0.1:1", HTTPClient: &http.Client{}}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "http://127.0.0.1:1"})
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
 	g.Expect(err.(*Error).Reason).To(Equal(ReasonInvalidRequest))
 
-	_, err = NewClient(context.Background(), Endpoint{}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "https://agent.example/a2a"})
+	_, err = NewClient(context.Background(), Endpoint{URL: "https://agent.example"}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "https://agent.example/a2a"})
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
 }

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -27,6 +29,9 @@ import (
 const (
 	ReasonCardRead        = "CardRead"
 	ReasonCardUnavailable = "CardUnavailable"
+	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
+	// url, cardURL and allowedOrigins.
+	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
 )
 
 // AgentReconciler reads each Agent's card into its status.
@@ -36,7 +41,8 @@ type AgentReconciler struct {
 	Recorder  events.EventRecorder
 }
 
-// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -48,6 +54,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if done, res, err := r.reconcileFinalizer(ctx, &agent); done || err != nil {
+		return res, err
+	}
 	before := agent.DeepCopy()
 	refresh := 5 * time.Minute
 	if agent.Spec.CardRefreshInterval != nil {
@@ -58,11 +67,16 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
-		delegation.SetAgentReady(&agent, false, ReasonCardUnavailable, truncate(err.Error(), 1024), time.Now())
+		reason := cardFailureReason(err)
+		delegation.SetAgentReady(&agent, false, reason, truncate(err.Error(), 1024), time.Now())
 		if wasReady {
-			r.Recorder.Eventf(&agent, nil, "Warning", ReasonCardUnavailable, "ReadCard", "%s", truncate(err.Error(), 1024))
+			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
 		}
 		refresh = min(refresh, 10*time.Second)
+		if before.Status.ObservedGeneration != agent.Generation {
+			// The endpoint was read for an earlier spec: never use it with this one.
+			agent.Status.Endpoint = ""
+		}
 	} else {
 		recordCard(&agent.Status, card)
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
@@ -93,6 +107,15 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 	return a2a.ResolveCard(ctx, ep)
 }
 
+// cardFailureReason is the Ready reason of a card that could not be used: an
+// interface outside the Agent's origins is the owner's to fix, and says so.
+func cardFailureReason(err error) string {
+	if errors.Is(err, a2a.ErrOriginNotAllowed) {
+		return ReasonOriginNotAllowed
+	}
+	return ReasonCardUnavailable
+}
+
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
 	st.CardName = card.Name
 	st.ProtocolVersion = card.ProtocolVersion
@@ -120,6 +143,7 @@ func withoutRefreshTime(st v1alpha1.AgentStatus) v1alpha1.AgentStatus {
 func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Agent{}).
+		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.deletingAgentOf)).
 		Named("agent").
 		Complete(r)
 }

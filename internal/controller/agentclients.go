@@ -27,8 +27,10 @@ import (
 type AgentConnector struct {
 	// SecretReader reads Secrets directly from the API server.
 	SecretReader client.Reader
-	// DenyCIDRs is the egress policy for agent addresses.
+	// DenyCIDRs are denied agent addresses, in addition to a2a's built-in list.
 	DenyCIDRs []*net.IPNet
+	// AllowCIDRs, when set, are the only agent addresses allowed.
+	AllowCIDRs []*net.IPNet
 	// MaxResponseBytes bounds every response from an agent.
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
@@ -45,11 +47,12 @@ type cachedClient struct {
 
 // Endpoint builds the connection settings for an Agent, reading its Secrets.
 func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
-	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
+	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, AllowedOrigins: agent.Spec.AllowedOrigins,
+		Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
-	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs}
 	if agent.Spec.RequestTimeout != nil {
 		opts.Timeout = agent.Spec.RequestTimeout.Duration
 	}
@@ -97,6 +100,25 @@ func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha
 // Client returns a client for the Agent's chosen interface as recorded in its
 // status, without reading the card again.
 func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, error) {
+	return c.client(ctx, agent, tenant, false)
+}
+
+// CancelClient is Client for cancels and look-ups of tasks already sent:
+// when the Agent's Secrets can no longer be read (deleted with the
+// namespace, pruned first), it uses the last client built for the same
+// Agent generation, so the cancel carries the credentials the task was sent
+// with instead of failing until --cancel-timeout.
+func (c *AgentConnector) CancelClient(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Client, error) {
+	return c.client(ctx, agent, tenant, true)
+}
+
+// keepForCancels is how long a client outlives its TTL for CancelClient.
+const keepForCancels = 15 * time.Minute
+
+func (c *AgentConnector) client(ctx context.Context, agent *v1alpha1.Agent, tenant string, forCancel bool) (a2a.Client, error) {
+	if err := endpointCurrent(agent); err != nil {
+		return nil, err
+	}
 	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
 	now := time.Now()
 	c.mu.Lock()
@@ -108,6 +130,14 @@ func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tena
 
 	ep, err := c.Endpoint(ctx, agent, tenant)
 	if err != nil {
+		if forCancel {
+			c.mu.Lock()
+			cc, ok := c.clients[key]
+			c.mu.Unlock()
+			if ok {
+				return cc.client, nil
+			}
+		}
 		return nil, err
 	}
 	raw, err := a2a.NewClient(ctx, ep, cardFromStatus(agent))
@@ -120,8 +150,11 @@ func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tena
 	if c.clients == nil {
 		c.clients = map[string]cachedClient{}
 	}
-	for k, old := range c.clients { // drop expired entries; they are few
-		if !now.Before(old.expires) {
+	if old, ok := c.clients[key]; ok {
+		old.client.Close()
+	}
+	for k, old := range c.clients { // drop entries kept long enough; they are few
+		if !now.Before(old.expires.Add(keepForCancels)) {
 			old.client.Close()
 			delete(c.clients, k)
 		}
@@ -132,6 +165,17 @@ func (c *AgentConnector) Client(ctx context.Context, agent *v1alpha1.Agent, tena
 	}
 	c.clients[key] = cachedClient{client: cl, expires: now.Add(ttl)}
 	return cl, nil
+}
+
+// endpointCurrent refuses an endpoint read for an earlier generation of the
+// Agent: a changed Agent (new URL, new headers) never sends its new headers
+// to the old endpoint; calls wait until the card is read again.
+func endpointCurrent(agent *v1alpha1.Agent) error {
+	if agent.Status.ObservedGeneration != agent.Generation {
+		return fmt.Errorf("the Agent %s/%s changed (generation %d, card read for %d); waiting for its card to be read again",
+			agent.Namespace, agent.Name, agent.Generation, agent.Status.ObservedGeneration)
+	}
+	return nil
 }
 
 func cardFromStatus(agent *v1alpha1.Agent) *a2a.Card {

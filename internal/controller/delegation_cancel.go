@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
 )
@@ -23,23 +24,34 @@ import (
 // a Warning; the lease bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
-	if st.TaskID == "" && st.SendStarted != nil && s.agent != nil {
-		if c, err := r.client(ctx, s); err == nil {
-			if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&s.d.Spec, string(s.d.UID))); t != nil {
-				st.TaskID, st.ContextID = t.ID, t.ContextID
-			}
-		}
-	}
-	if st.TaskID == "" {
-		r.setPhase(s, step)
-		return ctrl.Result{}, nil
-	}
-	if st.CancelRequested == nil {
+	if st.CancelRequested == nil && delegation.Started(st) {
 		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
 			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
 		}
 		now := metav1.NewTime(s.now)
 		st.CancelRequested = &now
+	}
+	if st.TaskID == "" && st.SendStarted != nil {
+		// A send may be in flight: find its task before cancelling, and
+		// never record Canceled on a look-up that failed.
+		unconfirmed, err := r.findForCancel(ctx, s)
+		switch {
+		case err != nil && s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout:
+			logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", err.Error())
+			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+		case err != nil:
+			r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+				"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(err.Error(), 800))
+			step.Outcome.Message += "; the task of the send could not be looked up to cancel it"
+		case unconfirmed:
+			r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+				"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
+			step.Outcome.Message += "; the send may have reached the agent, which cannot list tasks"
+		}
+	}
+	if st.TaskID == "" {
+		r.setPhase(s, step)
+		return ctrl.Result{}, nil
 	}
 	t, err := r.sendCancel(ctx, s)
 	if err != nil {
@@ -55,7 +67,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 		st.RemoteState = string(t.State)
 		// The task's last report: what it is charged when it finished
 		// before the cancel arrived.
-		recordUsage(st, t)
+		r.recordUsage(s, t, true)
 		if t.State.Terminal() && t.State != a2a.StateCanceled {
 			// It finished before the cancel arrived: report what it did.
 			step = delegation.Follow(s.observation(r.Options), t)
@@ -66,11 +78,42 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	return ctrl.Result{}, nil
 }
 
+// findForCancel looks up the task of a send whose answer was not recorded,
+// so a cancel reaches it; it sets status.taskID when found. unconfirmed is
+// true when the send may have reached an agent that cannot list tasks.
+func (r *DelegationReconciler) findForCancel(ctx context.Context, s *scope) (unconfirmed bool, err error) {
+	st := &s.d.Status
+	if st.SendResult == v1alpha1.SendNotSent {
+		return false, nil // nothing reached the agent
+	}
+	if s.agent == nil {
+		return false, errors.New("the Agent no longer exists")
+	}
+	if !agentCanList(s.agent) {
+		return true, nil
+	}
+	c, err := r.cancelClient(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	t, listed, err := r.lookUpSent(ctx, s, c)
+	if err != nil {
+		return false, err
+	}
+	if t != nil {
+		st.TaskID = t.ID
+		if st.ContextID == "" {
+			st.ContextID = t.ContextID
+		}
+	}
+	return !listed, nil
+}
+
 func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.Task, error) {
 	if s.agent == nil {
 		return nil, errors.New("the Agent no longer exists")
 	}
-	c, err := r.client(ctx, s)
+	c, err := r.cancelClient(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -79,4 +122,12 @@ func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.T
 		return nil, nil // nothing left to cancel
 	}
 	return t, err
+}
+
+// cancelClient is the client for cancels: it survives the Agent's Secrets.
+func (r *DelegationReconciler) cancelClient(ctx context.Context, s *scope) (a2a.Client, error) {
+	if s.agent == nil {
+		return nil, errors.New("the Agent no longer exists")
+	}
+	return r.Connector.CancelClient(ctx, s.agent, s.d.Spec.Tenant)
 }

@@ -36,16 +36,25 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 		if _, err := r.reconcileAgent(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		if d.Status.TaskID == "" && s.agent != nil {
-			if c, err := r.client(ctx, s); err == nil {
-				if t, _ := r.findSent(ctx, s, c, delegation.ContextID(&d.Spec, string(d.UID))); t != nil {
-					d.Status.TaskID = t.ID
-				}
+		elapsed := now.Sub(d.DeletionTimestamp.Time)
+		if d.Status.TaskID == "" {
+			// A send may be in flight: find its task first; a failed
+			// look-up is retried, never taken as "nothing to cancel".
+			unconfirmed, err := r.findForCancel(ctx, s)
+			switch {
+			case err != nil && elapsed < r.Options.CancelTimeout:
+				logf.FromContext(ctx).Info("cannot look up the task to cancel before deletion; retrying", "error", err.Error())
+				return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, nil
+			case err != nil:
+				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+					"released the finalizer after %s without finding the task of the send: %s", r.Options.CancelTimeout, truncate(err.Error(), 700))
+			case unconfirmed:
+				r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
+					"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
 			}
 		}
 		if d.Status.TaskID != "" {
 			if _, err := r.sendCancel(ctx, s); err != nil {
-				elapsed := now.Sub(d.DeletionTimestamp.Time)
 				if elapsed < r.Options.CancelTimeout {
 					logf.FromContext(ctx).Info("cancel before deletion failed; retrying", "error", err.Error())
 					return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, nil

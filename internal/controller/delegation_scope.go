@@ -66,12 +66,15 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 	if parent.Status.Deadline != nil {
 		s.parent.Deadline = parent.Status.Deadline.Time
 	}
-	if owner := metav1.GetControllerOf(s.d); owner != nil && owner.UID != parent.UID {
+	owner := metav1.GetControllerOf(s.d)
+	if owner != nil && owner.UID != parent.UID {
 		// A child recreated under a new parent of the same name: the old
-		// parent is gone, and so is this task's reason to run.
+		// parent is gone, and so is this task's reason to run. It is never
+		// adopted by the new parent object.
 		s.parent, s.parentObj = &delegation.Parent{}, nil
 		return ctrl.Result{}, nil
 	}
+	s.parent.Owns = owner != nil
 	if s.d.Status.StartTime == nil { // checked once, before anything starts
 		s.treeErr = r.checkChain(ctx, s.d)
 	}
@@ -127,7 +130,9 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 		return ctrl.Result{}, err
 	}
 	s.agent = &agent
-	s.agentObs = delegation.Agent{Found: true, Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")}
+	// A deleting Agent serves the tasks it has (cancels, polls) but starts none.
+	s.agentObs = delegation.Agent{Found: true,
+		Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready") && agent.DeletionTimestamp.IsZero()}
 	return ctrl.Result{}, nil
 }
 

@@ -7,10 +7,10 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -127,7 +127,6 @@ func (r *DelegationReconciler) client(ctx context.Context, s *scope) (a2a.Client
 // startTask adopts spec.taskID, adopts a send that was in flight when the
 // operator stopped, or sends the first message.
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
 	if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
 		// The cache lags behind a write of ours; acting on it could send twice.
@@ -156,54 +155,7 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID))
 		return r.applyTask(ctx, s, c, t)
 	}
-	contextID := delegation.ContextID(spec, string(s.d.UID))
-	if st.SendStarted != nil {
-		t, err := r.findSent(ctx, s, c, contextID)
-		if err != nil {
-			// Sending again now could start the task twice: look again later.
-			log.Info("cannot look up the task of an earlier send; will retry", "error", err.Error())
-			return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-		}
-		if t != nil {
-			log.Info("adopted a task sent before a restart", "task", t.ID)
-			sendAdoptions.Inc()
-			st.TaskID, st.ContextID = t.ID, t.ContextID
-			r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" sent before a restart"))
-			// ListTasks answers without artifacts: read the task in full, so
-			// one that already finished keeps its result.
-			if t, err = c.Get(ctx, t.ID, spec.Lease != nil); err != nil {
-				return r.remoteError(ctx, s, err)
-			}
-			return r.applyTask(ctx, s, c, t)
-		}
-	} else {
-		// Record the send before making it, so a crash in between is
-		// followed by a look-up instead of a second send.
-		now := metav1.NewTime(s.now)
-		st.SendStarted = &now
-		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, "sending to agent "+spec.AgentRef.Name))
-		if err := r.persistStatus(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	log.V(1).Info("sending", "rv", s.d.ResourceVersion, "sendStarted", st.SendStarted)
-	t, err := c.Send(ctx, r.sendRequest(s, contextID))
-	if err != nil {
-		if a2a.IsRefused(err) {
-			r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
-			return ctrl.Result{}, nil
-		}
-		// The agent may have the task: keep the marker, look it up next time.
-		log.Info("send failed; will look the task up and retry", "error", err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-	}
-	st.TaskID, st.ContextID = t.ID, t.ContextID
-	if st.ContextID == "" {
-		st.ContextID = contextID
-	}
-	r.recordLease(s, t)
-	r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
-	return r.applyTask(ctx, s, c, t)
+	return r.sendTask(ctx, s, c)
 }
 
 // isFresh reports whether the cached copy is the API server's latest.
@@ -213,22 +165,6 @@ func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegati
 		return false, err
 	}
 	return latest.ResourceVersion == d.ResourceVersion, nil
-}
-
-// findSent looks for a task sent by an earlier pass whose answer was lost.
-// It returns nil when the agent has none, or cannot list tasks at all (0.3):
-// then the send is made again, the derived message id lets the agent
-// recognise it, and the lease bounds an orphan. An error means the look-up
-// may work later.
-func (r *DelegationReconciler) findSent(ctx context.Context, s *scope, c a2a.Client, contextID string) (*a2a.Task, error) {
-	tasks, err := c.ListByContext(ctx, contextID)
-	if errors.Is(err, a2a.ErrUnsupported) {
-		return nil, nil
-	}
-	if err != nil || len(tasks) == 0 {
-		return nil, err
-	}
-	return delegation.OwnTask(tasks, string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "")
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
@@ -304,30 +240,23 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	st := &s.d.Status
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
-	recordUsage(st, t)
+	if st.ReplyInFlight {
+		if resend := r.checkReply(ctx, s, t); resend {
+			return r.sendReply(ctx, s, c, delegation.ReplySent())
+		}
+	}
 	step := delegation.Follow(s.observation(r.Options), t)
+	r.recordUsage(s, t, step.Kind == delegation.StepSettle)
 	switch step.Kind {
 	case delegation.StepReply:
 		// Claim the reply before sending it (a stale pass fails the claim),
-		// so each reply reaches the agent at most once; a transport error
-		// gives the claim back and the same message id is sent again.
-		i := int(st.RepliesSent)
+		// so each reply reaches the agent at most once.
 		st.RepliesSent++
+		st.ReplyInFlight = true
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		_, err := c.Send(ctx, a2a.SendRequest{
-			MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
-			Text: s.d.Spec.Replies[i],
-		})
-		if err != nil {
-			// Agents may refuse a reply for a moment after asking for input
-			// (the task is not yet free): retry rather than fail the task.
-			st.RepliesSent--
-			return r.remoteError(ctx, s, err)
-		}
-		st.RemoteState = string(a2a.StateWorking)
-		r.setPhase(s, step)
+		return r.sendReply(ctx, s, c, step)
 	case delegation.StepSettle:
 		st.Result = boundedResult(t, r.Options.ResultTextLimit)
 		r.setPhase(s, step)
@@ -338,17 +267,26 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
 }
 
-// recordUsage keeps the agent's latest budget report: a settled task's
-// parent is charged what it holds.
-func recordUsage(st *v1alpha1.DelegationStatus, t *a2a.Task) {
+// recordUsage keeps the agent's latest budget report, clamped to the grant:
+// a settled task's parent is charged what it holds. A report that had to be
+// clamped is told once per new value (and when the task settles) as a
+// Warning event, so an agent reporting nonsense is visible, not trusted.
+func (r *DelegationReconciler) recordUsage(s *scope, t *a2a.Task, settling bool) {
+	st := &s.d.Status
 	if t.Usage == nil || t.Usage.Spent == nil {
 		return
 	}
 	if st.Budget == nil {
 		st.Budget = &v1alpha1.BudgetStatus{}
 	}
-	st.Budget.Reported = t.Usage.Spent
+	kept, clamped := delegation.ClampReport(st.Budget.Granted, t.Usage.Spent)
+	changed := !equality.Semantic.DeepEqual(st.Budget.Reported, kept)
+	st.Budget.Reported = kept
 	delegation.Recompute(st.Budget)
+	if clamped != "" && (changed || settling) {
+		r.Recorder.Eventf(s.d, nil, "Warning", "SpendClamped", "ReportSpend",
+			"the agent's spend report was clamped to the grant: %s", truncate(clamped, 900))
+	}
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.

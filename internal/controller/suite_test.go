@@ -102,7 +102,13 @@ func startOperator(t *testing.T, ns string, opts Options) *operator {
 // test hooks) before the manager starts.
 func startOperatorWith(t *testing.T, ns string, opts Options, configure func(*DelegationReconciler)) *operator {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return startOperatorOn(t, cfg, ns, opts, configure)
+}
+
+// startOperatorOn runs the operator against another API server.
+func startOperatorOn(t *testing.T, restConfig *rest.Config, ns string, opts Options, configure func(*DelegationReconciler)) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},

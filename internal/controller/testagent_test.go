@@ -43,13 +43,23 @@ type testAgent struct {
 	failLists atomic.Bool
 	// failGets makes GetTask answer 502, as an agent behind a failing proxy.
 	failGets atomic.Bool
+	// gatewaySends makes a gateway in front of the agent forward this many
+	// first messages and then answer gatewayStatus (502, 504) instead of
+	// the agent's answer: the agent has the task, the operator does not know.
+	gatewaySends  atomic.Int32
+	gatewayStatus atomic.Int32
+	// dropReplies makes the agent take this many replies and then drop the
+	// connection instead of answering.
+	dropReplies atomic.Int32
 
 	mu    sync.Mutex
 	calls []agentCall
 }
 
 type agentCall struct {
-	Method    string
+	Method string
+	// Auth is the Authorization header the call carried.
+	Auth      string
 	TaskID    string
 	MessageID string
 	ContextID string
@@ -58,9 +68,16 @@ type agentCall struct {
 
 func newTestAgent() *testAgent { return newTestAgentWith(false) }
 
+// newStockTestAgent is the agent with a2a-go's default task store: no
+// authenticator, so it answers ListTasks with Unauthenticated and cannot
+// list tasks for the operator.
+func newStockTestAgent() *testAgent { return newTestAgentOpts(false, true) }
+
 // newTestAgentWith builds the agent; withPush makes it advertise and send
 // push notifications.
-func newTestAgentWith(withPush bool) *testAgent {
+func newTestAgentWith(withPush bool) *testAgent { return newTestAgentOpts(withPush, false) }
+
+func newTestAgentOpts(withPush, stock bool) *testAgent {
 	ta := &testAgent{}
 	mux := http.NewServeMux()
 	ta.server = httptest.NewServer(mux)
@@ -72,13 +89,17 @@ func newTestAgentWith(withPush bool) *testAgent {
 		Skills:              []a2a.AgentSkill{{ID: "echo", Name: "Echo"}},
 		Capabilities:        a2a.AgentCapabilities{PushNotifications: withPush},
 	}
-	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
+	storeConfig := &taskstore.InMemoryStoreConfig{
 		// ListTasks needs a user; every caller is the same one here.
 		Authenticator: func(context.Context) (string, error) { return "operator", nil },
-	})
+	}
+	if stock {
+		storeConfig = nil
+	}
+	store := taskstore.NewInMemory(storeConfig)
 	opts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store)}
 	if withPush {
-		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})))
 	}
 	handler := a2asrv.NewHandler(testExecutor{}, opts...)
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
@@ -112,7 +133,7 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if os.Getenv("TEST_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "AGENT %s %s %v %s\n", r.RemoteAddr, req.Method, r.Header, body)
 		}
-		c := agentCall{Method: req.Method, TaskID: req.Params.ID}
+		c := agentCall{Method: req.Method, TaskID: req.Params.ID, Auth: r.Header.Get("Authorization")}
 		if m := req.Params.Message; m.MessageID != "" {
 			c.TaskID, c.MessageID, c.ContextID = m.TaskID, m.MessageID, m.ContextID
 			for _, p := range m.Parts {
@@ -128,6 +149,19 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		}
 		if req.Method == "ListTasks" && ta.failLists.Load() {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && ta.gatewaySends.Add(-1) >= 0 {
+			next.ServeHTTP(httptest.NewRecorder(), r) // the agent takes the task...
+			http.Error(w, "gateway", int(ta.gatewayStatus.Load()))
+			return
+		}
+		if req.Method == "SendMessage" && req.Params.Message.TaskID != "" && ta.dropReplies.Add(-1) >= 0 {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+			if hj, ok := w.(http.Hijacker); ok {
+				conn, _, _ := hj.Hijack()
+				_ = conn.Close()
+			}
 			return
 		}
 		if req.Method == "SendMessage" && ta.dropSends.Add(-1) >= 0 {
@@ -165,6 +199,9 @@ func (ta *testAgent) Cancelled(taskID string) bool {
 	return false
 }
 
+// budgetExtension is where agents report spend (docs/extensions.md).
+const budgetExtension = "https://tether.dev/a2a/ext/budget/v1"
+
 type testExecutor struct{}
 
 func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -196,6 +233,21 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		case strings.HasPrefix(text, "input"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which colour?"))), nil)
+		case strings.HasPrefix(text, "lie"):
+			// Reports spend no grant allows: negative, and a meter nobody granted.
+			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done"))
+			report.Metadata = map[string]any{budgetExtension: map[string]any{
+				"spent": map[string]any{"tokens": -1_000_000, "invented": 5},
+			}}
+			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("lied")), nil)
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, report), nil)
+		case strings.HasPrefix(text, "overspend"):
+			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done"))
+			report.Metadata = map[string]any{budgetExtension: map[string]any{
+				"spent": map[string]any{"tokens": int64(1) << 62},
+			}}
+			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("overspent")), nil)
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, report), nil)
 		case strings.HasPrefix(text, "fail-long"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(strings.Repeat("é", 5000)))), nil)

@@ -92,7 +92,7 @@ func Settle(b *v1alpha1.BudgetStatus, uid string, charge func(reservation v1alph
 		if b.Charged == nil {
 			b.Charged = v1alpha1.Meters{}
 		}
-		b.Charged[m] += n
+		b.Charged[m] = addSat(b.Charged[m], n)
 	}
 	Recompute(b)
 	return true
@@ -105,7 +105,13 @@ func Settle(b *v1alpha1.BudgetStatus, uid string, charge func(reservation v1alph
 //     children settle later into this ledger, which is already rolled up);
 //   - any other end (cancel, deadline, lost task, detach, unreachable) keeps
 //     the whole reservation.
+//
+// Whatever the case, a charge lies within [0, reservation] per meter.
 func Charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reservation v1alpha1.Meters) v1alpha1.Meters {
+	return clampCharge(charge(spec, st, reservation), reservation)
+}
+
+func charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reservation v1alpha1.Meters) v1alpha1.Meters {
 	reason := ""
 	if st.Outcome != nil {
 		reason = st.Outcome.Reason
@@ -120,10 +126,10 @@ func Charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reserv
 		Recompute(st.Budget)
 		total := v1alpha1.Meters{}
 		for m, n := range st.Budget.Spent {
-			total[m] += n
+			total[m] = addSat(total[m], n)
 		}
 		for m, n := range st.Budget.Reserved {
-			total[m] += n
+			total[m] = addSat(total[m], n)
 		}
 		return emptyToNil(total)
 	}
@@ -144,21 +150,21 @@ func Recompute(b *v1alpha1.BudgetStatus) {
 	reserved := v1alpha1.Meters{}
 	for _, r := range b.Reservations {
 		for m, n := range r.Meters {
-			reserved[m] += n
+			reserved[m] = addSat(reserved[m], n)
 		}
 	}
 	spent := v1alpha1.Meters{}
 	for m, n := range b.Reported {
-		spent[m] += n
+		spent[m] = addSat(spent[m], n)
 	}
 	for m, n := range b.Charged {
-		spent[m] += n
+		spent[m] = addSat(spent[m], n)
 	}
 	var left v1alpha1.Meters
 	if len(b.Granted) > 0 {
 		left = v1alpha1.Meters{}
 		for m, g := range b.Granted {
-			left[m] = g - spent[m] - reserved[m]
+			left[m] = subSat(subSat(g, spent[m]), reserved[m])
 		}
 	}
 	b.Reserved, b.Spent, b.Left = emptyToNil(reserved), emptyToNil(spent), left

@@ -132,7 +132,7 @@ func TestChargeFollowsTheRefundRules(t *testing.T) {
 				{UID: "c", Meters: v1alpha1.Meters{"tokens": 25}}}}), v1alpha1.Meters{"tokens": 35}},
 		{"a group that settles with active children is charged their reservations", group, settled(ReasonRequested,
 			&v1alpha1.BudgetStatus{Charged: v1alpha1.Meters{"tokens": 5}, Reservations: []v1alpha1.Reservation{
-				{UID: "c", Meters: v1alpha1.Meters{"tokens": 300}}}}), v1alpha1.Meters{"tokens": 305}},
+				{UID: "c", Meters: v1alpha1.Meters{"tokens": 60}}}}), v1alpha1.Meters{"tokens": 65}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

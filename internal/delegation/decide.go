@@ -100,8 +100,7 @@ func Gate(o Observation) Step {
 	}
 	if st.TaskID == "" {
 		if st.SendStarted != nil && o.SendTimeout > 0 && o.Now.Sub(st.SendStarted.Time) > o.SendTimeout {
-			return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable,
-				fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
+			return sendTimedOut(st, fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
 		}
 		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
 	}
@@ -119,7 +118,7 @@ func cancelTrigger(o Observation) (Step, bool) {
 	}
 	if p := o.Parent; p != nil && spec.ParentClosePolicy != v1alpha1.ParentClosePolicyDetach {
 		switch {
-		case p.Deleting:
+		case p.Deleting && (Started(st) || st.StartTime != nil || p.Owns):
 			return canceled(ReasonParentDeleted, "the parent is being deleted"), true
 		case !p.Found && (Started(st) || st.StartTime != nil):
 			return canceled(ReasonParentDeleted, "the parent no longer exists"), true
@@ -147,6 +146,10 @@ func waitForParent(o Observation) (Step, bool) {
 		return Step{}, false
 	case !p.Found:
 		return wait(ReasonParentNotFound, fmt.Sprintf("parent %q not found", o.Spec.ParentRef.Name)), true
+	case p.Deleting && !p.Owns:
+		// A parent of the same name is going away: this child was never
+		// started under it, so it waits for the parent that replaces it.
+		return wait(ReasonWaitingParent, fmt.Sprintf("parent %q is being deleted; waiting for it to be created again", o.Spec.ParentRef.Name)), true
 	case parentActive(p.Phase), p.Phase == v1alpha1.PhaseDetached:
 		return Step{}, false
 	case Settled(p.Phase) && o.Spec.ParentClosePolicy == v1alpha1.ParentClosePolicyDetach:
@@ -200,11 +203,16 @@ func Follow(o Observation, t *a2a.Task) Step {
 		}
 		// Replies answer a question; an auth challenge is met out of band.
 		if t.State == a2a.StateInputRequired && int(o.Status.RepliesSent) < len(o.Spec.Replies) {
-			return Step{Kind: StepReply, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: "reply sent"}}
+			return ReplySent()
 		}
 		return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: t.StatusText}}
 	}
 	return Step{Kind: StepSetPhase, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: t.StatusText}}
+}
+
+// ReplySent is the step for a reply the agent accepted.
+func ReplySent() Step {
+	return Step{Kind: StepReply, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: "reply sent"}}
 }
 
 // Lost is the step for a task the agent no longer knows.

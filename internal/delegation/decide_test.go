@@ -113,7 +113,7 @@ func parentIn(p v1alpha1.Phase) Parent { return Parent{Found: true, Phase: p} }
 var (
 	parentMissing  = Parent{}
 	parentRunning  = parentIn(v1alpha1.PhaseRunning)
-	parentDeleting = Parent{Found: true, Deleting: true, Phase: v1alpha1.PhaseRunning}
+	parentDeleting = Parent{Found: true, Deleting: true, Owns: true, Phase: v1alpha1.PhaseRunning}
 	parentExpired  = Parent{Found: true, Phase: v1alpha1.PhaseRunning, Deadline: now.Add(-time.Second)}
 )
 
@@ -341,7 +341,11 @@ func TestGate(t *testing.T) {
 		// A send in flight is looked up, within a bound.
 		{"a send in flight is looked up", observe(sending(now.Add(-time.Minute))), start},
 		{"a send in flight at the send timeout is still looked up", observe(sending(now.Add(-sendTimeout))), start},
-		{"a send without task id past the send timeout fails as Unreachable", observe(sending(now.Add(-sendTimeout - time.Second))),
+		{"a send that may have arrived past the send timeout fails as SendOutcomeUnknown", observe(sending(now.Add(-sendTimeout - time.Second))),
+			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonSendOutcomeUnknown, class: v1alpha1.FailureUnreachable,
+				message: "no task id from the agent within 2m0s"}},
+		{"a send that never left past the send timeout fails as Unreachable", observe(sending(now.Add(-sendTimeout-time.Second)),
+			func(o *Observation) { o.Status.SendResult = v1alpha1.SendNotSent }),
 			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonUnreachable, class: v1alpha1.FailureUnreachable,
 				message: "no task id from the agent within 2m0s"}},
 		{"a send in flight still Pending is looked up, not sent again", observe(sending(now), inPhase(v1alpha1.PhasePending)), start},

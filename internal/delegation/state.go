@@ -54,6 +54,9 @@ const (
 type Parent struct {
 	Found    bool
 	Deleting bool
+	// Owns is true when the parent is this child's controller owner (same
+	// UID): a child it owns goes with it; one it does not own waits.
+	Owns     bool
 	Phase    v1alpha1.Phase
 	Deadline time.Time // zero: none
 }

@@ -86,6 +86,9 @@ app.kubernetes.io/part-of: tether
 {{- with .Values.agentDenyCIDRs }}
 - {{ printf "--agent-deny-cidrs=%s" (join "," .) | quote }}
 {{- end }}
+{{- with .Values.agentAllowCIDRs }}
+- {{ printf "--agent-allow-cidrs=%s" (join "," .) | quote }}
+{{- end }}
 - --max-response-bytes={{ .Values.maxResponseBytes | int64 }}
 - --result-text-limit={{ .Values.resultTextLimit | int64 }}
 - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}

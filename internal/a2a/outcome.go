@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+)
+
+// Outcome is what a call's result proves about the remote side. It is the one
+// place that decides whether a failed send may be refunded or re-sent.
+type Outcome string
+
+const (
+	// OutcomeAccepted: the call succeeded.
+	OutcomeAccepted Outcome = "Accepted"
+	// OutcomeRefused: the answer proves nothing started. Only this outcome
+	// lets a caller refund a reservation or treat a task as never created.
+	OutcomeRefused Outcome = "Refused"
+	// OutcomeUnknown: the request may have reached the agent and started
+	// work. A send that ends Unknown must be looked up before anything else.
+	OutcomeUnknown Outcome = "Unknown"
+)
+
+// Classify decides the outcome of a call from the error it returned:
+//
+//   - nil: Accepted.
+//   - Refused, nothing left the operator (NeverSent): a local validation
+//     error (empty message, empty task id), a card that cannot be read or has
+//     no usable interface, a binding tether does not speak, an address the
+//     egress policy denies, a dial error (DNS, connection refused, dial
+//     timeout) and a failed TLS handshake (no request byte was written).
+//   - Refused, the agent answered no: an A2A or JSON-RPC error decoded from
+//     the answer (InvalidParams, TaskNotFound, Unsupported, MethodNotFound,
+//     Unauthenticated -31401, PermissionDenied -31403, ...), except the three
+//     that do not say whether work began: InternalError (-32603),
+//     ServerError (-32000) and InvalidAgentResponse (-32006), which are
+//     Unknown; an HTTP 4xx without an A2A body (400, 401, 403, 404, 405, 407,
+//     413, 415, 422, ...: a client error means the request was not acted on)
+//     and a redirect tether does not follow; over gRPC, a status an agent
+//     sends to refuse (InvalidArgument, NotFound, Unauthenticated,
+//     PermissionDenied, Unimplemented, FailedPrecondition, AlreadyExists,
+//     OutOfRange).
+//   - Unknown, everything else: HTTP 5xx (502/503/504 from an ingress or
+//     mesh may come after the agent created the task), 408, 429 and 499;
+//     timeouts, resets, connection closed mid-answer, a cancelled context,
+//     a truncated or undecodable body, an answer over the size bound; over
+//     gRPC Unavailable (other than a failed dial), DeadlineExceeded,
+//     Canceled, Internal, Unknown, ResourceExhausted, Aborted, DataLoss;
+//     errors of any other type.
+func Classify(err error) Outcome {
+	if err == nil {
+		return OutcomeAccepted
+	}
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return OutcomeUnknown
+	}
+	if NeverSent(e) {
+		return OutcomeRefused
+	}
+	if e.Kind != KindRefused {
+		return OutcomeUnknown
+	}
+	switch e.Reason {
+	case ReasonInternalError, ReasonServerError, ReasonInvalidAgentResponse,
+		"Unknown", "ResourceExhausted", "Aborted", "DataLoss":
+		return OutcomeUnknown
+	}
+	if e.Code > 0 && !refusingStatus(e.Code) {
+		return OutcomeUnknown
+	}
+	return OutcomeRefused
+}
+
+// refusingStatus reports whether an HTTP status proves the request was not
+// acted on: 3xx (a redirect tether did not follow) and 4xx, except 408
+// (the server gave up reading, maybe after acting), 429 (rate limits are also
+// applied by proxies after forwarding) and 499 (a proxy's "client closed").
+func refusingStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, 499:
+		return false
+	}
+	return code >= 300 && code < 500
+}
+
+// NeverSent reports whether the request provably never left the operator:
+// no byte of it reached the agent, so sending again cannot start a second
+// task. This is the only case where an agent that cannot list its tasks may
+// be sent to again after a failure.
+func NeverSent(err error) bool {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return false
+	}
+	if e.local || e.Op == opResolveCard || e.Op == opNewClient || e.Reason == ReasonEgressDenied {
+		return true
+	}
+	if e.Kind != KindTransport {
+		return false
+	}
+	return isDialError(e.Err)
+}
+
+// Answered reports whether the agent itself answered the call: it succeeded,
+// the agent refused it with an A2A error (TaskNotFound, TaskNotCancelable,
+// Unauthenticated, ...; not a bare HTTP status, which a proxy may have
+// written), or it answered with success but the answer was too large to read
+// (ErrAnswerTooLarge). A cancel that was answered was delivered even when its
+// answer could not be read: read the task (with no history) instead.
+func Answered(err error) bool {
+	if err == nil || errors.Is(err, ErrAnswerTooLarge) {
+		return true
+	}
+	e, ok := errors.AsType[*Error](err)
+	return ok && e.Kind == KindRefused && e.Code < 0
+}
+
+// isDialError reports whether err happened while connecting, before any
+// request byte was written: dial errors (DNS included) and TLS handshake
+// failures (the gRPC binding passes its dialer's error through, see
+// classifyGRPC).
+func isDialError(err error) bool {
+	if err == nil {
+		return false
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return true
+	}
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return true
+	}
+	_, ok := errors.AsType[tls.RecordHeaderError](err)
+	return ok
+}

@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+func TestPendingSendIsLookedUpOrGivenUpNeverGuessed(t *testing.T) {
+	tests := []struct {
+		name    string
+		last    v1alpha1.SendResult
+		canList bool
+		want    SendPlan
+	}{
+		{"a request that never left is sent again (listing agent)", v1alpha1.SendNotSent, true, PlanSend},
+		{"a request that never left is sent again (agent that cannot list)", v1alpha1.SendNotSent, false, PlanSend},
+		{"a crash mid-send is looked up at a listing agent", v1alpha1.SendInFlight, true, PlanLookUp},
+		{"a marker from before sendResult existed is looked up", "", true, PlanLookUp},
+		{"a lost answer is looked up at a listing agent", v1alpha1.SendUnknown, true, PlanLookUp},
+		{"a crash mid-send at an agent that cannot list gives up", v1alpha1.SendInFlight, false, PlanGiveUp},
+		{"a lost answer at an agent that cannot list gives up", v1alpha1.SendUnknown, false, PlanGiveUp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(PendingSend(tt.last, tt.canList)).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestAfterAnEmptyLookUpOnlyACrashIsSentAgain(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(AfterLookUp(v1alpha1.SendInFlight)).To(Equal(PlanSend), "the operator stopped before the request arrived")
+	g.Expect(AfterLookUp("")).To(Equal(PlanSend))
+	g.Expect(AfterLookUp(v1alpha1.SendUnknown)).To(Equal(PlanWait), "the task may appear late; never a second send")
+}
+
+func TestAfterSendNeverRefundsAnAmbiguousAnswer(t *testing.T) {
+	tests := []struct {
+		name       string
+		res        CallResult
+		canList    bool
+		wantResult v1alpha1.SendResult
+		wantPlan   SendPlan
+	}{
+		{"dial error at a listing agent", CallNotSent, true, v1alpha1.SendNotSent, PlanSend},
+		{"dial error at an agent that cannot list", CallNotSent, false, v1alpha1.SendNotSent, PlanSend},
+		{"gateway error at a listing agent", CallUnknown, true, v1alpha1.SendUnknown, PlanLookUp},
+		{"gateway error at an agent that cannot list", CallUnknown, false, v1alpha1.SendUnknown, PlanGiveUp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			result, plan := AfterSend(tt.res, tt.canList)
+			g.Expect(result).To(Equal(tt.wantResult))
+			g.Expect(plan).To(Equal(tt.wantPlan))
+		})
+	}
+}
+
+func TestGivingUpOnASendKeepsTheReservation(t *testing.T) {
+	g := NewWithT(t)
+	step := SendOutcomeUnknown("lost")
+	g.Expect(step.Phase).To(Equal(v1alpha1.PhaseFailed))
+	g.Expect(step.Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
+	st := &v1alpha1.DelegationStatus{Outcome: &step.Outcome}
+	reservation := v1alpha1.Meters{"tokens": 10}
+	g.Expect(Charge(&v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}, st, reservation)).To(Equal(reservation))
+}
+
+func TestSendTimeoutNamesWhatIsKnown(t *testing.T) {
+	started := metav1.NewTime(time.Unix(1000, 0))
+	obs := func(last v1alpha1.SendResult) Observation {
+		return Observation{
+			Now:  started.Add(time.Minute),
+			Spec: &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, Message: &v1alpha1.Message{Text: "x"}},
+			Status: &v1alpha1.DelegationStatus{Phase: v1alpha1.PhasePending, SendStarted: &started, SendResult: last,
+				StartTime: &started},
+			Agent: Agent{Found: true, Ready: true}, SendTimeout: 30 * time.Second,
+		}
+	}
+	g := NewWithT(t)
+	g.Expect(Gate(obs(v1alpha1.SendNotSent)).Outcome.Reason).To(Equal(ReasonUnreachable), "nothing ever reached the agent")
+	g.Expect(Gate(obs(v1alpha1.SendUnknown)).Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
+	g.Expect(Gate(obs(v1alpha1.SendInFlight)).Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
+}
+
+func TestCheckReplyNeitherLosesNorRepeatsAReply(t *testing.T) {
+	const id = "reply-0"
+	tests := []struct {
+		name string
+		task *a2a.Task
+		want ReplyCheck
+	}{
+		{"the reply is in the history", &a2a.Task{State: a2a.StateInputRequired, MessageIDs: []string{"first", id}}, ReplyArrived},
+		{"the reply is in the history of a finished task", &a2a.Task{State: a2a.StateCompleted, MessageIDs: []string{"first", id}}, ReplyArrived},
+		{"the task moved on without history", &a2a.Task{State: a2a.StateWorking}, ReplyArrived},
+		{"the task still waits and its history lacks the reply", &a2a.Task{State: a2a.StateInputRequired, MessageIDs: []string{"first"}}, ReplyMissing},
+		{"the task waits and the agent returns no history", &a2a.Task{State: a2a.StateInputRequired}, ReplyUnconfirmed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(CheckReply(tt.task, id)).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestReplyClaimIsGivenBackOnlyWhenNothingArrived(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ReplyAfterSend(CallRefused)).To(BeTrue())
+	g.Expect(ReplyAfterSend(CallNotSent)).To(BeTrue())
+	g.Expect(ReplyAfterSend(CallUnknown)).To(BeFalse(), "a lost answer keeps the claim")
+}
+
+func TestChildOfADeletingParentThatNeverStartedWaits(t *testing.T) {
+	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, ParentRef: &v1alpha1.LocalRef{Name: "p"},
+		Message: &v1alpha1.Message{Text: "x"}}
+	now := time.Unix(1000, 0)
+	started := metav1.NewTime(now)
+	tests := []struct {
+		name   string
+		parent Parent
+		status v1alpha1.DelegationStatus
+		want   StepKind
+		reason string
+	}{
+		{"not owned, never started: waits for the new parent", Parent{Found: true, Deleting: true}, v1alpha1.DelegationStatus{},
+			StepWait, ReasonWaitingParent},
+		{"owned, never started: goes with its parent", Parent{Found: true, Deleting: true, Owns: true}, v1alpha1.DelegationStatus{},
+			StepCancel, ReasonParentDeleted},
+		{"started: cancelled", Parent{Found: true, Deleting: true, Owns: true},
+			v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "t", StartTime: &started}, StepCancel, ReasonParentDeleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			st := tt.status
+			p := tt.parent
+			step := Gate(Observation{Now: now, Spec: spec, Status: &st, Parent: &p, Agent: Agent{Found: true, Ready: true}})
+			g.Expect(step.Kind).To(Equal(tt.want))
+			g.Expect(step.Outcome.Reason).To(Equal(tt.reason))
+		})
+	}
+}
