@@ -42,6 +42,7 @@ func init() {
 
 type flags struct {
 	metricsAddr, probeAddr     string
+	metricsCertDir             string
 	secureMetrics, enableHTTP2 bool
 	leaderElect                bool
 	leaderElectionNamespace    string
@@ -63,6 +64,8 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 disables it).")
 	flag.BoolVar(&f.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	flag.StringVar(&f.metricsCertDir, "metrics-cert-dir", "",
+		"Folder holding tls.crt and tls.key for the metrics server (default: a self-signed certificate per start).")
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's).")
@@ -142,6 +145,9 @@ func run(f flags) error {
 	}
 	if f.secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if f.metricsCertDir != "" {
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
 	}
 	cacheOpts := cache.Options{}
 	if f.watchNamespaces != "" {

@@ -63,7 +63,8 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 		return nil, localError(opResolveCard, ReasonUnsupported, err)
 	}
 	if err := checkCardOrigin(ep, card); err != nil {
-		return nil, originError(opResolveCard, fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
+		return nil, originError(opResolveCard,
+			fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
 	}
 	return card, nil
 }

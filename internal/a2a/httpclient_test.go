@@ -65,7 +65,7 @@ func TestEgressPolicyChecksResolvedAddresses(t *testing.T) {
 // of loopback (the chart's default), and under an allow list.
 func TestEgressVerdicts(t *testing.T) {
 	cidrs := func(s ...string) []*net.IPNet {
-		var out []*net.IPNet
+		out := make([]*net.IPNet, 0, len(s))
 		for _, c := range s {
 			_, n, err := net.ParseCIDR(c)
 			if err != nil {

@@ -22,6 +22,11 @@ var ErrOriginNotAllowed = errors.New("origin not allowed")
 // redirect outside the Agent's origins.
 const ReasonOriginNotAllowed = "OriginNotAllowed"
 
+const (
+	schemeHTTP  = "http"
+	schemeHTTPS = "https"
+)
+
 // originPolicy pins every request of an endpoint to the origins (scheme, host
 // and port) its owner wrote: the base URL, the card URL and the listed
 // allowed origins. An agent card is data from the network: the interface URL
@@ -79,11 +84,11 @@ func originOfURL(u *url.URL) (string, error) {
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
 	switch scheme {
-	case "https":
+	case schemeHTTPS:
 		if port == "" {
 			port = "443"
 		}
-	case "http":
+	case schemeHTTP:
 		if port == "" {
 			port = "80"
 		}
@@ -120,9 +125,9 @@ func (p *originPolicy) checkInterface(binding, raw string, hasCA bool) error {
 		if err != nil {
 			return err
 		}
-		scheme := "http"
+		scheme := schemeHTTP
 		if useTLS {
-			scheme = "https"
+			scheme = schemeHTTPS
 		}
 		return p.checkURL(&url.URL{Scheme: scheme, Host: strings.TrimPrefix(target, "dns:///")})
 	}

@@ -32,6 +32,9 @@ const (
 	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
 	// url, cardURL and allowedOrigins.
 	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
+	// ReasonSecretNotMarked: a Secret the Agent names lacks the
+	// AgentCredentialsLabel its namespace's owner sets to consent.
+	ReasonSecretNotMarked = "SecretNotMarked"
 )
 
 // AgentReconciler reads each Agent's card into its status.
@@ -136,8 +139,11 @@ func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agen
 // cardFailureReason is the Ready reason of a card that could not be used: an
 // interface outside the Agent's origins is the owner's to fix, and says so.
 func cardFailureReason(err error) string {
-	if errors.Is(err, a2a.ErrOriginNotAllowed) {
+	switch {
+	case errors.Is(err, a2a.ErrOriginNotAllowed):
 		return ReasonOriginNotAllowed
+	case errors.Is(err, ErrSecretNotMarked):
+		return ReasonSecretNotMarked
 	}
 	return ReasonCardUnavailable
 }

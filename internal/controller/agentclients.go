@@ -90,6 +90,9 @@ func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha
 	if err := c.SecretReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", ns, ref.Name, err)
 	}
+	if err := checkSecretConsent(&s); err != nil {
+		return nil, err
+	}
 	v, ok := s.Data[ref.Key]
 	if !ok {
 		return nil, fmt.Errorf("the Secret %s/%s has no key %q", ns, ref.Name, ref.Key)

@@ -144,10 +144,7 @@ func (r *DelegationReconciler) lookUpSent(ctx context.Context, s *scope, c a2a.C
 func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope, c a2a.Client, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
-	_, err := c.Send(ctx, a2a.SendRequest{
-		MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
-		Text: s.d.Spec.Replies[i],
-	})
+	_, err := c.Send(ctx, replyRequest(s.d, i))
 	res := callResult(err)
 	if res == delegation.CallAccepted {
 		st.ReplyInFlight = false

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -27,31 +29,72 @@ import (
 
 type delegationKey struct{}
 
-// DelegationFrom returns the Delegation whose task the executor is working
-// on, as the operator named it in the message metadata; false when the task
-// did not come from the operator.
-func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
-	d, ok := ctx.Value(delegationKey{}).(types.NamespacedName)
-	return d, ok
+// claim is what a task says about the Delegation that sent it, with the ids
+// that can prove it: the operator derives a task's first message id from the
+// Delegation's UID (internal/delegation.MessageID), and records the task id
+// in the Delegation's status.
+type claim struct {
+	key       types.NamespacedName
+	messageID string // the task's first message
+	taskID    string
 }
 
-func withDelegation(ctx context.Context, d types.NamespacedName) context.Context {
-	return context.WithValue(ctx, delegationKey{}, d)
+// DelegationFrom returns the Delegation whose task the executor is working
+// on, as the message metadata names it; false when the task did not come
+// from the operator. The name is a claim: Delegate verifies it before it
+// creates anything.
+func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
+	c, ok := ctx.Value(delegationKey{}).(claim)
+	return c.key, ok
+}
+
+func withDelegation(ctx context.Context, c claim) context.Context {
+	return context.WithValue(ctx, delegationKey{}, c)
 }
 
 // delegationOf reads "namespace/name" from the message, or from the first
 // message of the task when a reply does not repeat it.
-func delegationOf(ec *a2asrv.ExecutorContext) (types.NamespacedName, bool) {
+func delegationOf(ec *a2asrv.ExecutorContext) (claim, bool) {
+	first := ec.Message
+	if ec.StoredTask != nil && len(ec.StoredTask.History) > 0 && ec.StoredTask.History[0] != nil {
+		first = ec.StoredTask.History[0]
+	}
 	raw, ok := extensionData(ec.Message, ec.Metadata, tethera2a.DelegationMetadataKey)
-	if !ok && ec.StoredTask != nil && len(ec.StoredTask.History) > 0 {
-		raw, ok = extensionData(ec.StoredTask.History[0], nil, tethera2a.DelegationMetadataKey)
+	if !ok && first != nil {
+		raw, ok = extensionData(first, nil, tethera2a.DelegationMetadataKey)
 	}
 	s, _ := raw.(string)
 	ns, name, found := strings.Cut(s, "/")
 	if !ok || !found || ns == "" || name == "" {
-		return types.NamespacedName{}, false
+		return claim{}, false
 	}
-	return types.NamespacedName{Namespace: ns, Name: name}, true
+	c := claim{key: types.NamespacedName{Namespace: ns, Name: name}, taskID: string(ec.TaskID)}
+	if first != nil {
+		c.messageID = first.ID
+	}
+	return c, true
+}
+
+// ErrClaimNotProven is returned by Delegate when the task names a Delegation
+// that did not send it: its first message id is not the one the operator
+// derives from that Delegation's UID, and its task id is not the one in that
+// Delegation's status. Nothing is created then, so a caller cannot spend
+// another namespace's budget or use its Agents by naming its Delegation.
+var ErrClaimNotProven = errors.New("the task is not the named Delegation's")
+
+// verifyClaim reads the named Delegation and checks that this task is its.
+func verifyClaim(ctx context.Context, c client.Reader, cl claim) error {
+	d := &v1alpha1.Delegation{}
+	if err := c.Get(ctx, cl.key, d); err != nil {
+		return fmt.Errorf("reading the task's Delegation %s: %w", cl.key, err)
+	}
+	if cl.messageID != "" && cl.messageID == delegation.MessageID(string(d.UID), -1) {
+		return nil
+	}
+	if cl.taskID != "" && cl.taskID == d.Status.TaskID {
+		return nil
+	}
+	return fmt.Errorf("%w: it claims Delegation %s", ErrClaimNotProven, cl.key)
 }
 
 // DelegateRequest describes a child task.
@@ -123,12 +166,16 @@ func Delegate(ctx context.Context, c client.Client, req DelegateRequest) (*Outco
 // DelegateAsync creates the child Delegation (or finds the one a previous
 // call created) and returns its key without waiting.
 func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (client.ObjectKey, error) {
-	parent, ok := DelegationFrom(ctx)
+	cl, ok := ctx.Value(delegationKey{}).(claim)
 	if !ok {
 		return client.ObjectKey{}, errors.New("delegate: the task did not come from a Delegation")
 	}
+	parent := cl.key
 	if req.Key == "" || req.Agent == "" {
 		return client.ObjectKey{}, errors.New("delegate: Key and Agent are required")
+	}
+	if err := verifyClaim(ctx, c, cl); err != nil {
+		return client.ObjectKey{}, fmt.Errorf("delegate: %w", err)
 	}
 	key := client.ObjectKey{Namespace: parent.Namespace, Name: ChildName(parent.Name, req.Key)}
 	budget := BudgetFrom(ctx)
@@ -184,35 +231,31 @@ func createOrFind(ctx context.Context, c client.Client, child *v1alpha1.Delegati
 // reported spend replaces the grant, or the whole grant stays spent when it
 // ended without a report (canceled, detached).
 func Wait(ctx context.Context, c client.Reader, key client.ObjectKey) (*Outcome, error) {
-	const maxPoll = 2 * time.Second
-	poll := 100 * time.Millisecond
-	for {
+	// Read at once, then after 100ms, 200ms, ... up to every 2s.
+	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 2 * time.Second, Steps: math.MaxInt32}
+	var out *Outcome
+	err := backoff.DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		d := &v1alpha1.Delegation{}
 		if err := c.Get(ctx, key, d); err != nil {
-			return nil, fmt.Errorf("waiting for %s: %w", key.Name, err)
+			return false, err
 		}
-		if o, done := outcomeOf(d); done {
-			if settled(o.Phase) {
-				BudgetFrom(ctx).settle(key.Name, chargeOf(d))
-			}
-			return o, nil
+		o, done := outcomeOf(d)
+		if done && settled(o.Phase) {
+			BudgetFrom(ctx).settle(key.Name, chargeOf(d))
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s: %w", key.Name, context.Cause(ctx))
-		case <-time.After(poll):
-		}
-		poll = min(2*poll, maxPoll)
+		out = o
+		return done, nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("waiting for %s: %w", key.Name, context.Cause(ctx))
+	case err != nil:
+		return nil, fmt.Errorf("waiting for %s: %w", key.Name, err)
 	}
+	return out, nil
 }
 
-func settled(p v1alpha1.Phase) bool {
-	switch p {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
-		return true
-	}
-	return false
-}
+func settled(p v1alpha1.Phase) bool { return p.Settled() }
 
 func outcomeOf(d *v1alpha1.Delegation) (*Outcome, bool) {
 	p := d.Status.Phase

@@ -152,7 +152,7 @@ func TestChartOptionalParts(t *testing.T) {
 	metrics := decode[corev1.Service](t, m.one(t, "Service", "tether-metrics"))
 	g.Expect(metrics.Spec.Ports).To(ConsistOf(HaveField("Port", int32(8443))))
 
-	m = renderChart(t, "metrics.serviceMonitor.enabled=true", "push.enabled=true", "push.port=9443",
+	m = renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.tls.secretName=metrics-cert", "push.enabled=true", "push.port=9443",
 		"argocd.healthChecks.enabled=true", "networkPolicy.enabled=true")
 	m.one(t, "ServiceMonitor", "tether-metrics")
 	m.one(t, "NetworkPolicy", "tether")
