@@ -121,6 +121,14 @@ func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.T
 	if a2a.IsTaskNotFound(err) {
 		return nil, nil // nothing left to cancel
 	}
+	if errors.Is(err, a2a.ErrAnswerTooLarge) {
+		// The agent answered the cancel; only its answer was too large to
+		// read. Read the task back for its final state, if it can be read.
+		if t, gerr := c.Get(ctx, s.d.Status.TaskID, false); gerr == nil {
+			return t, nil
+		}
+		return nil, nil
+	}
 	return t, err
 }
 
