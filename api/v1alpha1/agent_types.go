@@ -141,6 +141,14 @@ type AgentStatus struct {
 	// extensions the card declares.
 	// +optional
 	Extensions AgentExtensions `json:"extensions,omitempty"`
+	// canListTasks says whether the agent lists tasks for the operator
+	// (A2A ListTasks), probed when the card is read: false for 0.3 agents,
+	// agents without ListTasks and agents that refuse this caller (a default
+	// a2a-go handler answers Unauthenticated). Only an agent that can list
+	// lets the operator find a task whose send answer was lost. Unset until
+	// a probe got an answer.
+	// +optional
+	CanListTasks *bool `json:"canListTasks,omitempty"`
 	// lastRefreshTime is when the card was last read successfully.
 	// +optional
 	LastRefreshTime *metav1.Time `json:"lastRefreshTime,omitempty"`

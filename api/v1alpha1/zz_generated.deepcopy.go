@@ -168,6 +168,11 @@ func (in *AgentStatus) DeepCopyInto(out *AgentStatus) {
 		copy(*out, *in)
 	}
 	out.Extensions = in.Extensions
+	if in.CanListTasks != nil {
+		in, out := &in.CanListTasks, &out.CanListTasks
+		*out = new(bool)
+		**out = **in
+	}
 	if in.LastRefreshTime != nil {
 		in, out := &in.LastRefreshTime, &out.LastRefreshTime
 		*out = (*in).DeepCopy()

@@ -57,6 +57,7 @@ const (
 	ReasonResponseTooLarge = "ResponseTooLarge"
 	ReasonInvalidResponse  = "InvalidResponse"
 	ReasonUnreachable      = "Unreachable"
+	ReasonTooManyTasks     = "TooManyTasks"
 )
 
 // Failure classes returned by FailureClassOf.
@@ -71,6 +72,11 @@ const (
 // the operation: ListByContext on 0.3 agents, UnsupportedOperation and
 // MethodNotFound answers.
 var ErrUnsupported = errors.New("operation not supported by the agent")
+
+// ErrTooManyTasks matches (errors.Is) a look-up by context that would need
+// more pages than the operator reads: the list is not returned, so a caller
+// never mistakes part of it for all of it.
+var ErrTooManyTasks = errors.New("the context holds more tasks than a look-up reads")
 
 // Error is the only error type ResolveCard and Client methods return.
 // Its text never contains request headers.

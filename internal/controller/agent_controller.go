@@ -74,6 +74,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	} else {
 		recordCard(&agent.Status, card)
+		if can, known := r.canListTasks(ctx, &agent, card); known {
+			agent.Status.CanListTasks = &can
+		}
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
 		if !wasReady {
 			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard",
@@ -100,6 +103,25 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 		return nil, err
 	}
 	return a2a.ResolveCard(ctx, ep)
+}
+
+// canListTasks probes whether the agent lists tasks for this caller; known
+// is false when the probe got no usable answer (the last answer stands).
+func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agent, card *a2a.Card) (can, known bool) {
+	ep, err := r.Connector.Endpoint(ctx, agent, "")
+	if err != nil {
+		return false, false
+	}
+	c, err := a2a.NewClient(ctx, ep, card)
+	if err != nil {
+		return false, false
+	}
+	defer c.Close()
+	listing, err := a2a.ProbeListing(ctx, c)
+	if err != nil {
+		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
+	}
+	return listing == a2a.ListSupported, listing != a2a.ListUnknown
 }
 
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
