@@ -146,6 +146,9 @@ func (r *DelegationReconciler) lookUpSent(ctx context.Context, s *scope, c a2a.C
 func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope, c a2a.Client, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
+	if r.beforeReplySend != nil {
+		r.beforeReplySend(ctx)
+	}
 	_, err := c.Send(ctx, a2a.SendRequest{
 		MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
 		Text: s.d.Spec.Replies[i],
