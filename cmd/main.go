@@ -23,12 +23,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/controller"
+	"github.com/tether-dev/tether/internal/version"
 )
 
 var scheme = runtime.NewScheme()
@@ -40,6 +42,7 @@ func init() {
 
 type flags struct {
 	metricsAddr, probeAddr     string
+	metricsCertDir             string
 	secureMetrics, enableHTTP2 bool
 	leaderElect                bool
 	leaderElectionNamespace    string
@@ -49,7 +52,7 @@ type flags struct {
 	burst                      int
 	cancelTimeout, sendTimeout time.Duration
 	maxDepth                   int
-	denyCIDRs                  string
+	denyCIDRs, allowCIDRs      string
 	maxResponseBytes           int64
 	resultTextLimit            int
 	pushListen, pushURL        string
@@ -61,6 +64,8 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", "0", "Address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 disables it).")
 	flag.BoolVar(&f.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization.")
 	flag.BoolVar(&f.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics server.")
+	flag.StringVar(&f.metricsCertDir, "metrics-cert-dir", "",
+		"Folder holding tls.crt and tls.key for the metrics server (default: a self-signed certificate per start).")
 	flag.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
 	flag.BoolVar(&f.leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles.")
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's).")
@@ -72,7 +77,10 @@ func parseFlags() (flags, zap.Options) {
 	flag.DurationVar(&f.sendTimeout, "send-timeout", 2*time.Minute,
 		"How long a send may go without a task id before the Delegation fails as Unreachable.")
 	flag.IntVar(&f.maxDepth, "max-depth", 16, "Maximum depth of a parentRef chain.")
-	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", defaultDenyCIDRs(), "Comma-separated CIDRs agent addresses may not resolve to.")
+	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", "", "Comma-separated CIDRs agent addresses may not resolve to, "+
+		"in addition to the built-in list, which is always denied: "+strings.Join(a2a.BuiltinDenyCIDRs(), ","))
+	flag.StringVar(&f.allowCIDRs, "agent-allow-cidrs", "",
+		"Comma-separated CIDRs that are the only addresses agents may resolve to (default: any address not denied).")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
 	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
@@ -85,16 +93,7 @@ func parseFlags() (flags, zap.Options) {
 	return f, opts
 }
 
-func defaultDenyCIDRs() string {
-	cidrs := a2a.DefaultDenyCIDRs()
-	s := make([]string, 0, len(cidrs))
-	for _, n := range cidrs {
-		s = append(s, n.String())
-	}
-	return strings.Join(s, ",")
-}
-
-func parseCIDRs(s string) ([]*net.IPNet, error) {
+func parseCIDRs(flagName, s string) ([]*net.IPNet, error) {
 	var out []*net.IPNet
 	for part := range strings.SplitSeq(s, ",") {
 		if part = strings.TrimSpace(part); part == "" {
@@ -102,7 +101,7 @@ func parseCIDRs(s string) ([]*net.IPNet, error) {
 		}
 		_, n, err := net.ParseCIDR(part)
 		if err != nil {
-			return nil, fmt.Errorf("--agent-deny-cidrs: %w", err)
+			return nil, fmt.Errorf("--%s: %w", flagName, err)
 		}
 		out = append(out, n)
 	}
@@ -110,9 +109,17 @@ func parseCIDRs(s string) ([]*net.IPNet, error) {
 }
 
 func main() {
+	printVersion := flag.Bool("version", false, "Print the version, commit and build date, and exit.")
 	f, zapOpts := parseFlags()
+	build := version.Get()
+	if *printVersion {
+		fmt.Println("tether-operator", build)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
+	log.Info("tether operator", "version", build.Version, "commit", build.Commit, "date", build.Date, "go", build.GoVersion)
+	metrics.Registry.MustRegister(version.BuildInfo())
 	if err := run(f); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)
@@ -120,7 +127,11 @@ func main() {
 }
 
 func run(f flags) error {
-	deny, err := parseCIDRs(f.denyCIDRs)
+	deny, err := parseCIDRs("agent-deny-cidrs", f.denyCIDRs)
+	if err != nil {
+		return err
+	}
+	allow, err := parseCIDRs("agent-allow-cidrs", f.allowCIDRs)
 	if err != nil {
 		return err
 	}
@@ -134,6 +145,9 @@ func run(f flags) error {
 	}
 	if f.secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if f.metricsCertDir != "" {
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
 	}
 	cacheOpts := cache.Options{}
 	if f.watchNamespaces != "" {
@@ -158,7 +172,7 @@ func run(f flags) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	connector := &controller.AgentConnector{
-		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, MaxResponseBytes: f.maxResponseBytes,
+		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, AllowCIDRs: allow, MaxResponseBytes: f.maxResponseBytes,
 	}
 	recorder := mgr.GetEventRecorder("tether")
 	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder}
@@ -202,6 +216,11 @@ func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {
 		var err error
 		if key, err = os.ReadFile(f.pushKeyFile); err != nil {
 			return nil, fmt.Errorf("--push-key-file: %w", err)
+		}
+		// An empty file would otherwise mean "a random key per start".
+		if len(key) < controller.MinPushKeyBytes {
+			return nil, fmt.Errorf("--push-key-file: the key has %d bytes, at least %d are needed (for example: head -c 32 /dev/urandom)",
+				len(key), controller.MinPushKeyBytes)
 		}
 	}
 	return controller.NewPushReceiver(f.pushListen, f.pushURL, key, mgr.GetClient())

@@ -51,6 +51,8 @@ type AgentTLS struct {
 }
 
 // AgentSpec describes an A2A endpoint.
+// +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.cardURL) || self.cardURL.startsWith('https://')",message="cardURL must be https when url is https"
+// +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.allowedOrigins) || self.allowedOrigins.all(o, o.startsWith('https://'))",message="allowedOrigins must be https when url is https"
 type AgentSpec struct {
 	// url is the agent's base URL; its card is read from
 	// /.well-known/agent-card.json under it unless cardURL is set.
@@ -62,6 +64,18 @@ type AgentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="cardURL must be an http:// or https:// URL"
 	// +optional
 	CardURL string `json:"cardURL,omitempty"`
+	// allowedOrigins are further origins (scheme://host[:port], no path) the
+	// agent card's interface may point at, for example the gRPC port of an
+	// agent whose card is served over HTTP. Requests carrying the Agent's
+	// headers only ever go to the origins of url, cardURL and these; a card
+	// advertising any other origin leaves the Agent not Ready
+	// (OriginNotAllowed). When url is https, every origin must be https.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^https?://[^/?#@\s]+$`
+	// +listType=set
+	// +optional
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
 	// tenant is sent with every request; a Delegation may override it.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
@@ -166,11 +180,12 @@ type AgentStatus struct {
 // Agent is an A2A endpoint that Delegations send tasks to.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=tether
+// +kubebuilder:resource:shortName=tagent,categories=tether
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Card",type=string,JSONPath=`.status.cardName`
-// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Agent struct {
 	metav1.TypeMeta `json:",inline"`

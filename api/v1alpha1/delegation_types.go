@@ -22,17 +22,21 @@ type LocalRef struct {
 }
 
 // Part is one piece of a message: exactly one of text, url or data.
-// +kubebuilder:validation:XValidation:rule="!(has(self.text) && has(self.url))",message="a part holds text, url or data, not text and url together"
+// +kubebuilder:validation:XValidation:rule="(has(self.text) ? 1 : 0) + (has(self.url) ? 1 : 0) + (has(self.data) ? 1 : 0) == 1",message="a part holds exactly one of text, url or data"
 type Part struct {
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional
 	Text string `json:"text,omitempty"`
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	URL string `json:"url,omitempty"`
-	// data is structured JSON content.
+	// data is structured content: a JSON object. It is typed as an object
+	// (rather than left schemaless) so that admission rules can see whether
+	// it is set; a null is dropped and the part then holds nothing.
 	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
 	// +optional
 	Data *runtime.RawExtension `json:"data,omitempty"`
 	// +kubebuilder:validation:MaxLength=256
@@ -47,6 +51,7 @@ type Part struct {
 // +kubebuilder:validation:XValidation:rule="has(self.text) || (has(self.parts) && size(self.parts) > 0)",message="message needs text or at least one part"
 type Message struct {
 	// text is sent as the first text part.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
 	// +optional
 	Text string `json:"text,omitempty"`
@@ -58,8 +63,12 @@ type Message struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContextID string `json:"contextID,omitempty"`
-	// metadata is sent as message metadata.
+	// metadata is sent as message metadata. Keys under https://tether.dev/
+	// are reserved for the operator (it writes the delegation identity there).
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 256)",message="metadata keys must be 1 to 256 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 4096)",message="metadata values must be at most 4096 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('https://tether.dev/'))",message="metadata keys under https://tether.dev/ are reserved for the operator"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
@@ -69,6 +78,7 @@ type LeaseSpec struct {
 	// ttl is how long the task lives without a renewal. Renewed every ttl/3.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('1h')",message="lease.ttl must be between 1s and 1h"
 	TTL metav1.Duration `json:"ttl"`
 }
@@ -94,6 +104,7 @@ type BudgetSpec struct {
 
 // ParentClosePolicy says what happens to a child when its parent ends.
 // +kubebuilder:validation:Enum=Cancel;Detach
+// +kubebuilder:validation:MaxLength=16
 type ParentClosePolicy string
 
 const (
@@ -113,6 +124,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.taskID) || (has(self.taskID) && self.taskID == oldSelf.taskID)",message="taskID is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && self.replies.slice(0, size(oldSelf.replies)) == oldSelf.replies)",message="replies can only be appended"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="cancel cannot be undone"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.detach) || !oldSelf.detach || (has(self.detach) && self.detach)",message="detach cannot be undone"
 type DelegationSpec struct {
 	// agentRef names the Agent that runs the task. Without it the Delegation is
 	// a group: it sends nothing and settles when its children settle.
@@ -400,6 +412,9 @@ type DelegationStatus struct {
 }
 
 // Delegation is one task sent to a remote agent over A2A, or a group of them.
+// Once the task started (status.startTime, status.sendStarted or status.taskID
+// set), spec.tenant, lease, parentClosePolicy and skill are fixed and a taskID
+// can no longer be added.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dlg,categories=tether
@@ -409,6 +424,8 @@ type DelegationStatus struct {
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parentRef.name`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.parentRef) || self.spec.parentRef.name != self.metadata.name",message="spec.parentRef cannot name the Delegation itself"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || (has(self.spec.tenant) == has(oldSelf.spec.tenant) && (!has(self.spec.tenant) || self.spec.tenant == oldSelf.spec.tenant) && has(self.spec.skill) == has(oldSelf.spec.skill) && (!has(self.spec.skill) || self.spec.skill == oldSelf.spec.skill) && has(self.spec.parentClosePolicy) == has(oldSelf.spec.parentClosePolicy) && (!has(self.spec.parentClosePolicy) || self.spec.parentClosePolicy == oldSelf.spec.parentClosePolicy) && has(self.spec.lease) == has(oldSelf.spec.lease) && (!has(self.spec.lease) || self.spec.lease.ttl == oldSelf.spec.lease.ttl))",message="spec.tenant, spec.lease, spec.parentClosePolicy and spec.skill are immutable once the task started"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || has(oldSelf.spec.taskID) || !has(self.spec.taskID)",message="spec.taskID cannot be added once the message was sent"
 type Delegation struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -282,7 +282,7 @@ var (
 	// relative is the "(5m ago)" / "(in 5m)" after a timestamp.
 	relative = regexp.MustCompile(`\((in [^)]+|[^)]+ ago)\)`)
 	// ageColumn is the AGE cell that ends each tree row.
-	ageColumn = regexp.MustCompile(`(?m)  [0-9][0-9a-z]*$`)
+	ageColumn = regexp.MustCompile(`(?m)   [0-9][0-9a-z]*$`)
 )
 
 func TestClusterStatusIsValidatedByTheAPIServer(t *testing.T) {
@@ -308,11 +308,11 @@ func TestClusterTree(t *testing.T) {
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	g.Expect(res.stderr).To(BeEmpty())
 	g.Expect(res.stdout).NotTo(ContainSubstring("\x1b"), "no colour when stdout is not a terminal")
-	g.Expect(ageColumn.ReplaceAllString(res.stdout, "  <age>")).To(Equal(
-		`NAME                PHASE      REASON              AGENT       TASK       BUDGET LEFT/SPENT            AGE
-root                Running    WaitingForChildren  (group)     -          calls=13/2,tokens=4500/1500  <age>
-└── child           Running    Working             researcher  task-7c1f  calls=3/2,tokens=2800/1200   <age>
-    └── grandchild  Succeeded  Completed           writer      task-9d2e  calls=0/1,tokens=700/300     <age>
+	g.Expect(ageColumn.ReplaceAllString(res.stdout, "   <age>")).To(Equal(
+		`NAME                 PHASE       REASON               AGENT        TASK        BUDGET LEFT/SPENT             AGE
+root                 Running     WaitingForChildren   (group)      -           calls=13/2,tokens=4500/1500   <age>
+└── child            Running     Working              researcher   task-7c1f   calls=3/2,tokens=2800/1200    <age>
+    └── grandchild   Succeeded   Completed            writer       task-9d2e   calls=0/1,tokens=700/300      <age>
 `))
 
 	// Without a name: every tree in the namespace, here the same one.
@@ -343,9 +343,9 @@ Lease:
   Granted:        true
   Granted until:  2026-11-29T20:00:35Z (rel)
 Budget:
-  METER   GRANTED  RESERVED  SPENT  LEFT
-  calls   5        0         2      3
-  tokens  4000     0         1200   2800
+  METER    GRANTED   RESERVED   SPENT   LEFT
+  calls    5         0          2       3
+  tokens   4000      0          1200    2800
 `))
 
 	res = kubectlTether(s.ns, "describe", "root")
@@ -358,12 +358,12 @@ Task:           -
 `))
 	g.Expect(res.stdout).To(HaveSuffix(`Lease:          none
 Budget:
-  METER   GRANTED  RESERVED  SPENT  LEFT
-  calls   20       5         2      13
-  tokens  10000    4000      1500   4500
+  METER    GRANTED   RESERVED   SPENT   LEFT
+  calls    20        5          2       13
+  tokens   10000     4000       1500    4500
 Reservations:
-  CHILD  RESERVED
-  child  calls=5,tokens=4000
+  CHILD   RESERVED
+  child   calls=5,tokens=4000
 `))
 }
 

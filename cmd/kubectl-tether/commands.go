@@ -7,38 +7,120 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/version"
 )
+
+func newTreeCommand(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tree [NAME]",
+		Short: "Draw the delegation tree under NAME (every tree without NAME)",
+		Example: `  kubectl tether tree research
+  kubectl tether tree -A -o wide
+  kubectl tether tree research -o yaml`,
+		Args:              rangeArgs(0, 1),
+		ValidArgsFunction: completeDelegations(o),
+	}
+	out := addOutputFlags(cmd)
+	cmd.PreRunE = func(*cobra.Command, []string) error { return out.validate() }
+	cmd.RunE = o.runner(func(ctx context.Context, e *env, args []string) error {
+		e.output = out
+		return treeCmd(ctx, e, args)
+	})
+	return cmd
+}
 
 func treeCmd(ctx context.Context, e *env, args []string) error {
 	list := &v1alpha1.DelegationList{}
-	if err := e.c.List(ctx, list, client.InNamespace(e.ns)); err != nil {
+	if err := e.c.List(ctx, list, client.InNamespace(e.listNamespace())); err != nil {
 		return err
 	}
 	tops := roots(list.Items)
 	if len(args) == 1 {
-		root := args[0]
-		tops = nil
-		for _, d := range list.Items {
-			if d.Name == root {
-				tops = append(tops, d)
-			}
-		}
+		tops = named(list.Items, args[0])
 		if len(tops) == 0 {
-			return fmt.Errorf("delegation %q not found in namespace %q", root, e.ns)
+			return fmt.Errorf("delegation %q not found %s", args[0], e.where())
 		}
+	}
+	children := childrenByParent(list.Items)
+	if !e.output.human() {
+		return e.output.printObject(delegationList(treeOrder(tops, children)), e.stdout)
 	}
 	if len(tops) == 0 {
-		fmt.Fprintf(e.stderr, "No Delegations in namespace %q.\n", e.ns)
+		fmt.Fprintf(e.stderr, "No Delegations %s.\n", e.where())
 		return nil
 	}
-	_, err := io.WriteString(e.stdout, renderTree(tops, childrenByParent(list.Items), e.now, e.color))
+	v := treeView{now: e.now, color: e.color, wide: e.output.wide(), namespaces: e.allNamespaces}
+	_, err := io.WriteString(e.stdout, v.render(tops, children))
 	return err
+}
+
+// where names the namespace a listing looked in, for messages.
+func (e *env) where() string {
+	if e.allNamespaces {
+		return "in any namespace"
+	}
+	return fmt.Sprintf("in namespace %q", e.ns)
+}
+
+func named(items []v1alpha1.Delegation, name string) []v1alpha1.Delegation {
+	var out []v1alpha1.Delegation
+	for _, d := range items {
+		if d.Name == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// treeOrder lists the Delegations under roots depth first, as the tree draws them.
+func treeOrder(tops []v1alpha1.Delegation, children map[string][]v1alpha1.Delegation) []v1alpha1.Delegation {
+	var out []v1alpha1.Delegation
+	seen := map[string]bool{}
+	var walk func(d v1alpha1.Delegation)
+	walk = func(d v1alpha1.Delegation) {
+		k := treeKey(d.Namespace, d.Name)
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, d)
+		for _, c := range children[k] {
+			walk(c)
+		}
+	}
+	for _, d := range tops {
+		walk(d)
+	}
+	return out
+}
+
+// delegationList wraps items for a printer, each with its kind, as kubectl prints lists.
+func delegationList(items []v1alpha1.Delegation) *v1alpha1.DelegationList {
+	list := &v1alpha1.DelegationList{Items: items}
+	for i := range list.Items {
+		list.Items[i].APIVersion = v1alpha1.GroupVersion.String()
+		list.Items[i].Kind = "Delegation"
+	}
+	return list
+}
+
+func newDescribeCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "describe NAME",
+		Short:             "Show phase, outcome, lease and budget ledger",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeDelegations(o),
+		RunE:              o.runner(describeCmd),
+	}
 }
 
 func describeCmd(ctx context.Context, e *env, args []string) error {
@@ -50,12 +132,33 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
+func newResultCommand(o *options) *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "result NAME",
+		Short: "Print the result text and artifacts",
+		Long: `Print the result text and artifacts.
+
+Control characters in the agent's text are shown as visible escapes (ESC as ^[),
+so a result cannot rewrite the terminal. --raw prints the bytes as the agent sent
+them, for pipes and files.`,
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeDelegations(o),
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the result exactly as the agent sent it (no escaping)")
+	cmd.RunE = o.runner(func(ctx context.Context, e *env, args []string) error {
+		e.raw = raw
+		return resultCmd(ctx, e, args)
+	})
+	return cmd
+}
+
 func resultCmd(ctx context.Context, e *env, args []string) error {
 	d := &v1alpha1.Delegation{}
 	if err := e.c.Get(ctx, e.key(args[0]), d); err != nil {
 		return err
 	}
-	out, err := renderResult(d)
+	out, err := renderResult(d, e.raw)
 	if err != nil {
 		return err
 	}
@@ -68,13 +171,14 @@ func resultCmd(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func replyCmd(ctx context.Context, e *env, args []string) error {
-	d, err := appendReply(ctx, e.c, e.key(args[0]), args[1])
-	if err != nil {
-		return err
+func newCancelCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "cancel NAME",
+		Short:             "Cancel the task (and its Cancel-policy children)",
+		Args:              exactArgs(1),
+		ValidArgsFunction: completeDelegations(o),
+		RunE:              o.runner(cancelCmd),
 	}
-	fmt.Fprintln(e.stdout, replyNote(d))
-	return nil
 }
 
 func cancelCmd(ctx context.Context, e *env, args []string) error {
@@ -84,4 +188,39 @@ func cancelCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, msg)
 	return nil
+}
+
+func newVersionCommand(o *options) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the plugin's version, commit and build date",
+		Args:  exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			info := version.Get()
+			switch output {
+			case "":
+				_, err := fmt.Fprintln(o.stdout, "kubectl-tether", info)
+				return err
+			case "json":
+				b, err := json.MarshalIndent(info, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(o.stdout, string(b))
+				return err
+			case "yaml":
+				b, err := yaml.Marshal(info)
+				if err != nil {
+					return err
+				}
+				_, err = o.stdout.Write(b)
+				return err
+			default:
+				return usagef("unknown output format %q: use json or yaml", output)
+			}
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml")
+	return cmd
 }

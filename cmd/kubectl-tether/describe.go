@@ -17,7 +17,8 @@ import (
 // is, why, what holds it (lease) and what it may still spend (the ledger).
 func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 	var b strings.Builder
-	field := func(name, value string) { b.WriteString(fieldLine(name, value)) }
+	// Values can come from agents: escape control characters (the phase is ours).
+	field := func(name, value string) { b.WriteString(fieldLine(name, escapeLine(value))) }
 
 	field("Name", d.Name)
 	field("Namespace", d.Namespace)
@@ -30,7 +31,7 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 	}
 	field("Agent", agent)
 	field("Parent", orNone(parentName(d)))
-	field("Phase", paint(phaseOf(d), phaseColors[d.Status.Phase], color))
+	b.WriteString(fieldLine("Phase", paint(phaseOf(d), phaseColors[d.Status.Phase], color)))
 	if o := d.Status.Outcome; o != nil {
 		field("Reason", orNone(o.Reason))
 		if o.FailureClass != "" {
@@ -78,7 +79,7 @@ func describeLease(d *v1alpha1.Delegation, now time.Time) string {
 	lines := fieldLine("TTL", ttl) + fieldLine("Granted", fmt.Sprint(l.Granted)) +
 		fieldLine("Granted until", timestamp(l.GrantedUntil, now))
 	if l.Reason != "" {
-		lines += fieldLine("Reason", l.Reason)
+		lines += fieldLine("Reason", escapeLine(l.Reason))
 	}
 	return "Lease:\n" + indent(lines, "  ")
 }
@@ -89,20 +90,20 @@ func describeBudget(bs *v1alpha1.BudgetStatus) string {
 	if bs == nil {
 		return fieldLine("Budget", "none")
 	}
-	rows := [][]cell{{{text: "METER"}, {text: "GRANTED"}, {text: "RESERVED"}, {text: "SPENT"}, {text: "LEFT"}}}
+	rows := [][]string{{"METER", "GRANTED", "RESERVED", "SPENT", "LEFT"}}
 	for _, name := range sortedKeys(bs.Granted, bs.Reserved, bs.Spent, bs.Left) {
-		rows = append(rows, []cell{{text: name}, {text: meter(bs.Granted, name)},
-			{text: meter(bs.Reserved, name)}, {text: meter(bs.Spent, name)}, {text: meter(bs.Left, name)}})
+		rows = append(rows, []string{escapeLine(name), meter(bs.Granted, name),
+			meter(bs.Reserved, name), meter(bs.Spent, name), meter(bs.Left, name)})
 	}
-	out := "Budget:\n" + indent(renderTable(rows, false), "  ")
+	out := "Budget:\n" + indent(renderTable(rows), "  ")
 	if len(bs.Reservations) == 0 {
 		return out
 	}
-	rows = [][]cell{{{text: "CHILD"}, {text: "RESERVED"}}}
+	rows = [][]string{{"CHILD", "RESERVED"}}
 	for _, r := range bs.Reservations {
-		rows = append(rows, []cell{{text: r.Child}, {text: formatMeters(r.Meters)}})
+		rows = append(rows, []string{escapeLine(r.Child), escapeLine(formatMeters(r.Meters))})
 	}
-	return out + "Reservations:\n" + indent(renderTable(rows, false), "  ")
+	return out + "Reservations:\n" + indent(renderTable(rows), "  ")
 }
 
 // fieldLine is one "Name:  value" line, values aligned as kubectl describe does.

@@ -63,12 +63,12 @@ Lease:
   Granted:        true
   Granted until:  2026-11-29T11:51:30Z (8m30s ago)
 Budget:
-  METER   GRANTED  RESERVED  SPENT  LEFT
-  calls   10       -         4      6
-  tokens  20000    5000      3000   12000
+  METER    GRANTED   RESERVED   SPENT   LEFT
+  calls    10        -          4       6
+  tokens   20000     5000       3000    12000
 Reservations:
-  CHILD      RESERVED
-  summarize  tokens=5000
+  CHILD       RESERVED
+  summarize   tokens=5000
 `,
 		},
 		{

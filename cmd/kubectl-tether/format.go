@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -39,37 +38,6 @@ func paint(s, sgr string, color bool) string {
 		return s
 	}
 	return "\x1b[" + sgr + "m" + s + "\x1b[0m"
-}
-
-// cell is one table cell; sgr colours it without counting towards its width.
-type cell struct {
-	text string
-	sgr  string
-}
-
-// renderTable aligns cells in columns two spaces apart, padding by visible
-// width so colour codes and tree glyphs do not skew the columns.
-func renderTable(rows [][]cell, color bool) string {
-	var widths []int
-	for _, row := range rows {
-		for i, c := range row {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		for i, c := range row {
-			b.WriteString(paint(c.text, c.sgr, color))
-			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // formatMeters prints meters sorted by name: "calls=3,tokens=200".

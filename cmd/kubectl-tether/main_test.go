@@ -19,34 +19,6 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
-func TestParseCommand(t *testing.T) {
-	tests := []struct {
-		args    []string
-		wantErr string
-	}{
-		{args: []string{"tree"}},
-		{args: []string{"tree", "root"}},
-		{args: []string{"tree", "a", "b"}, wantErr: "wrong number of arguments for tree"},
-		{args: []string{"describe", "a"}},
-		{args: []string{"describe"}, wantErr: "wrong number of arguments for describe"},
-		{args: []string{"result", "a"}},
-		{args: []string{"reply", "a", "some text"}},
-		{args: []string{"reply", "a"}, wantErr: "wrong number of arguments for reply"},
-		{args: []string{"cancel", "a"}},
-		{args: []string{"delete", "a"}, wantErr: `unknown command "delete"`},
-		{args: nil, wantErr: "no command given"},
-	}
-	for _, tc := range tests {
-		g := NewWithT(t)
-		_, err := parseCommand(tc.args)
-		if tc.wantErr == "" {
-			g.Expect(err).NotTo(HaveOccurred(), "%v", tc.args)
-		} else {
-			g.Expect(err).To(MatchError(tc.wantErr), "%v", tc.args)
-		}
-	}
-}
-
 func TestRunRejectsBadCommandLinesBeforeConnecting(t *testing.T) {
 	// A kubeconfig that cannot be read: reaching connect would exit 1, not 2.
 	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
@@ -55,16 +27,74 @@ func TestRunRejectsBadCommandLinesBeforeConnecting(t *testing.T) {
 		wantCode int
 	}{
 		{[]string{"--help"}, 0},
+		{[]string{"tree", "--help"}, 0},
 		{[]string{"frobnicate"}, 2},
+		{nil, 2},
 		{[]string{"--no-such-flag", "tree"}, 2},
 		{[]string{"reply", "-n", "default", "only-a-name"}, 2},
+		{[]string{"tree", "a", "b"}, 2},
+		{[]string{"describe"}, 2},
+		{[]string{"tree", "-o", "xml"}, 2},
+		{[]string{"wait"}, 2},
+		{[]string{"wait", "a", "--all"}, 2},
+		{[]string{"wait", "a", "--timeout", "-1s"}, 2},
+		{[]string{"version", "extra"}, 2},
 	}
 	for _, tc := range tests {
 		g := NewWithT(t)
 		var stdout, stderr bytes.Buffer
 		g.Expect(run(context.Background(), tc.args, &stdout, &stderr)).To(Equal(tc.wantCode), "%v: %s", tc.args, stderr.String())
-		g.Expect(stdout.String()).To(BeEmpty())
+		if tc.wantCode == 2 {
+			g.Expect(stdout.String()).To(BeEmpty())
+			g.Expect(stderr.String()).To(HavePrefix("error: "))
+			g.Expect(stderr.String()).To(ContainSubstring("Usage:"))
+		}
 	}
+}
+
+func TestUsageMessages(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "error: no command given\n"},
+		{[]string{"frobnicate"}, `error: unknown command "frobnicate" for "kubectl tether"` + "\n"},
+		{[]string{"tree", "a", "b"}, "error: wrong number of arguments for tree\n"},
+		{[]string{"reply", "a"}, "error: wrong number of arguments for reply\n"},
+		{[]string{"describe"}, "error: wrong number of arguments for describe\n"},
+	}
+	for _, tc := range tests {
+		g := NewWithT(t)
+		var stdout, stderr bytes.Buffer
+		g.Expect(run(context.Background(), tc.args, &stdout, &stderr)).To(Equal(2))
+		g.Expect(stderr.String()).To(HavePrefix(tc.want))
+	}
+}
+
+func TestVersionNeedsNoCluster(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+	var stdout, stderr bytes.Buffer
+	g.Expect(run(context.Background(), []string{"version"}, &stdout, &stderr)).To(Equal(0), stderr.String())
+	g.Expect(stdout.String()).To(MatchRegexp(`^kubectl-tether \S+ \(commit \S+, built \S+, go[0-9.]+, \w+/\w+\)\n$`))
+	stdout.Reset()
+	g.Expect(run(context.Background(), []string{"version", "-o", "json"}, &stdout, &stderr)).To(Equal(0), stderr.String())
+	g.Expect(stdout.String()).To(ContainSubstring(`"version":`))
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		g := NewWithT(t)
+		var stdout, stderr bytes.Buffer
+		g.Expect(run(context.Background(), []string{"completion", shell}, &stdout, &stderr)).To(Equal(0), stderr.String())
+		g.Expect(stdout.String()).To(ContainSubstring("kubectl-tether"), shell)
+	}
+	// What kubectl_complete-tether runs: the subcommands complete without a cluster.
+	g := NewWithT(t)
+	var stdout, stderr bytes.Buffer
+	g.Expect(run(context.Background(), []string{"__complete", "wa"}, &stdout, &stderr)).To(Equal(0), stderr.String())
+	g.Expect(stdout.String()).To(HavePrefix("wait\t"))
 }
 
 func TestCommandsAgainstACluster(t *testing.T) {
@@ -85,9 +115,9 @@ func TestCommandsAgainstACluster(t *testing.T) {
 		wantErr                string
 	}{
 		{name: "tree", args: []string{"tree", "search"},
-			wantStdout: "NAME       PHASE      REASON       AGENT     TASK   BUDGET LEFT/SPENT           AGE\n" +
-				"search     Succeeded  Completed    searcher  t-101  calls=0/3,tokens=1500/3500  9m\n" +
-				"└── fetch  Failed     Unreachable  fetcher   -      -                           8m\n"},
+			wantStdout: "NAME        PHASE       REASON        AGENT      TASK    BUDGET LEFT/SPENT            AGE\n" +
+				"search      Succeeded   Completed     searcher   t-101   calls=0/3,tokens=1500/3500   9m\n" +
+				"└── fetch   Failed      Unreachable   fetcher    -       -                            8m\n"},
 		{name: "tree of a missing root", args: []string{"tree", "nope"},
 			wantErr: `delegation "nope" not found in namespace "default"`},
 		{name: "result with a truncation note", args: []string{"result", "report"},
@@ -102,9 +132,10 @@ func TestCommandsAgainstACluster(t *testing.T) {
 			g := NewWithT(t)
 			var stdout, stderr bytes.Buffer
 			e := &env{c: fakeClient(interceptor.Funcs{}, objs...), ns: "default", stdout: &stdout, stderr: &stderr, now: now}
-			cmd, err := parseCommand(tc.args)
-			g.Expect(err).NotTo(HaveOccurred())
-			err = cmd(context.Background(), e)
+			bodies := map[string]func(context.Context, *env, []string) error{
+				"tree": treeCmd, "describe": describeCmd, "result": resultCmd, "reply": replyCmd, "cancel": cancelCmd,
+			}
+			err := bodies[tc.args[0]](context.Background(), e, tc.args[1:])
 			if tc.wantErr != "" {
 				g.Expect(err).To(MatchError(tc.wantErr))
 				return

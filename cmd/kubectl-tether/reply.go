@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,4 +64,23 @@ func replyNote(d *v1alpha1.Delegation) string {
 	default:
 		return fmt.Sprintf("delegation %q is %s: reply %d is sent when the agent asks for input", d.Name, phaseOf(d), n)
 	}
+}
+
+func newReplyCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "reply NAME TEXT",
+		Short:             "Append a reply for a task that asks for input",
+		Args:              exactArgs(2),
+		ValidArgsFunction: completeDelegations(o),
+		RunE:              o.runner(replyCmd),
+	}
+}
+
+func replyCmd(ctx context.Context, e *env, args []string) error {
+	d, err := appendReply(ctx, e.c, e.key(args[0]), args[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, replyNote(d))
+	return nil
 }

@@ -13,27 +13,33 @@ import (
 )
 
 // renderResult prints the result text, then each artifact under a header line,
-// so the output pipes cleanly when there is only text.
-func renderResult(d *v1alpha1.Delegation) (string, error) {
+// so the output pipes cleanly when there is only text. Unless raw, control
+// characters from the agent are shown as visible escapes.
+func renderResult(d *v1alpha1.Delegation, raw bool) (string, error) {
+	block, line := escapeBlock, escapeLine
+	if raw {
+		block = func(s string) string { return s }
+		line = block
+	}
 	r := d.Status.Result
 	if r == nil || (r.Text == "" && len(r.Artifacts) == 0) {
 		return "", fmt.Errorf("delegation %q has no result (phase %s)", d.Name, phaseOf(d))
 	}
 	var b strings.Builder
-	writeBlock(&b, r.Text)
+	writeBlock(&b, block(r.Text))
 	for i, a := range r.Artifacts {
 		header := fmt.Sprintf("--- artifact %d", i+1)
 		if a.Name != "" {
-			header += ": " + a.Name
+			header += ": " + line(a.Name)
 		}
 		if a.MediaType != "" {
-			header += " (" + a.MediaType + ")"
+			header += " (" + line(a.MediaType) + ")"
 		}
 		b.WriteString(header + "\n")
 		if a.URL != "" {
-			b.WriteString(a.URL + "\n")
+			b.WriteString(line(a.URL) + "\n")
 		}
-		writeBlock(&b, a.Text)
+		writeBlock(&b, block(a.Text))
 	}
 	return b.String(), nil
 }

@@ -63,7 +63,7 @@ unnamed
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			out, err := renderResult(&tc.d)
+			out, err := renderResult(&tc.d, false)
 			if tc.wantErr != "" {
 				g.Expect(err).To(MatchError(tc.wantErr))
 				return
@@ -72,4 +72,22 @@ unnamed
 			g.Expect(out).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestRenderResultEscapesUnlessRaw(t *testing.T) {
+	g := NewWithT(t)
+	d := dlg("a", "x", v1alpha1.PhaseSucceeded, time.Minute, func(d *v1alpha1.Delegation) {
+		d.Status.Result = &v1alpha1.Result{
+			Text:      "line one\n\x1b[2J\x1b]52;c;ZXZpbA==\x07done\n",
+			Artifacts: []v1alpha1.Artifact{{Name: "evil\x1b[31m", Text: "a\tb\rc"}},
+		}
+	})
+	out, err := renderResult(&d, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out).NotTo(ContainSubstring("\x1b"))
+	g.Expect(out).To(Equal("line one\n^[[2J^[]52;c;ZXZpbA==^Gdone\n--- artifact 1: evil^[[31m\na\tb\\rc\n"))
+
+	raw, err := renderResult(&d, true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(raw).To(Equal("line one\n\x1b[2J\x1b]52;c;ZXZpbA==\x07done\n--- artifact 1: evil\x1b[31m\na\tb\rc\n"))
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -36,12 +37,13 @@ func parentName(d *v1alpha1.Delegation) string {
 	return name
 }
 
-// childrenByParent groups Delegations under their parent's name, oldest first.
+// childrenByParent groups Delegations under their parent's namespace/name
+// (treeKey), oldest first.
 func childrenByParent(items []v1alpha1.Delegation) map[string][]v1alpha1.Delegation {
 	children := map[string][]v1alpha1.Delegation{}
 	for _, d := range items {
 		if p := parentName(&d); p != "" {
-			children[p] = append(children[p], d)
+			children[treeKey(d.Namespace, p)] = append(children[treeKey(d.Namespace, p)], d)
 		}
 	}
 	for _, list := range children {
@@ -55,11 +57,11 @@ func childrenByParent(items []v1alpha1.Delegation) map[string][]v1alpha1.Delegat
 func roots(items []v1alpha1.Delegation) []v1alpha1.Delegation {
 	names := map[string]bool{}
 	for _, d := range items {
-		names[d.Name] = true
+		names[treeKey(d.Namespace, d.Name)] = true
 	}
 	var out []v1alpha1.Delegation
 	for _, d := range items {
-		if p := parentName(&d); p == "" || !names[p] {
+		if p := parentName(&d); p == "" || !names[treeKey(d.Namespace, p)] {
 			out = append(out, d)
 		}
 	}
@@ -68,27 +70,57 @@ func roots(items []v1alpha1.Delegation) []v1alpha1.Delegation {
 }
 
 func olderFirst(a, b v1alpha1.Delegation) int {
+	if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
 	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.Name, b.Name)
 }
 
+// treeView is how the tree is drawn: -o wide adds columns, -A a namespace.
+type treeView struct {
+	now        time.Time
+	color      bool
+	wide       bool
+	namespaces bool
+}
+
 // renderTree draws each root with its descendants, one row per Delegation.
 func renderTree(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Delegation, now time.Time, color bool) string {
-	rows := [][]cell{{{text: "NAME"}, {text: "PHASE"}, {text: "REASON"}, {text: "AGENT"},
-		{text: "TASK"}, {text: "BUDGET LEFT/SPENT"}, {text: "AGE"}}}
+	return treeView{now: now, color: color}.render(roots, children)
+}
+
+func (v treeView) header() []string {
+	h := []string{"NAME", "PHASE", "REASON", "AGENT", "TASK", "BUDGET LEFT/SPENT", "AGE"}
+	if v.wide {
+		h = append(h, "REPLIES", "LEASE UNTIL", "DEADLINE", "MESSAGE")
+	}
+	if v.namespaces {
+		h = append([]string{"NAMESPACE"}, h...)
+	}
+	return h
+}
+
+// render draws the trees under roots; with -A, roots may come from several
+// namespaces, and children is keyed by namespace/name.
+func (v treeView) render(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Delegation) string {
+	rows := [][]string{v.header()}
+	var phases []v1alpha1.Phase
 	seen := map[string]bool{}
 	var walk func(d *v1alpha1.Delegation, branch, indent string)
 	walk = func(d *v1alpha1.Delegation, branch, indent string) {
-		if seen[d.Name] {
+		if seen[treeKey(d.Namespace, d.Name)] {
 			// parentRef chains are checked by the operator; never loop here either.
-			rows = append(rows, []cell{{text: branch + d.Name + " (cycle)"}})
+			rows = append(rows, []string{branch + escapeLine(d.Name) + " (cycle)"})
+			phases = append(phases, "")
 			return
 		}
-		seen[d.Name] = true
-		rows = append(rows, treeRow(d, branch, now))
-		kids := children[d.Name]
+		seen[treeKey(d.Namespace, d.Name)] = true
+		rows = append(rows, v.row(d, branch))
+		phases = append(phases, d.Status.Phase)
+		kids := children[treeKey(d.Namespace, d.Name)]
 		for i := range kids {
 			if i == len(kids)-1 {
 				walk(&kids[i], indent+"└── ", indent+"    ")
@@ -100,24 +132,66 @@ func renderTree(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Dele
 	for i := range roots {
 		walk(&roots[i], "", "")
 	}
-	return renderTable(rows, color)
+	out := renderTable(rows)
+	if !v.color {
+		return out
+	}
+	phaseCol := 1
+	if v.namespaces {
+		phaseCol = 2
+	}
+	return paintColumn(out, phaseCol, func(row int) string { return phaseColors[phases[row]] })
 }
 
-func treeRow(d *v1alpha1.Delegation, branch string, now time.Time) []cell {
+func (v treeView) row(d *v1alpha1.Delegation, branch string) []string {
 	agent := "(group)"
 	if d.Spec.AgentRef != nil {
 		agent = d.Spec.AgentRef.Name
 	}
-	return []cell{
-		{text: branch + d.Name},
-		{text: phaseOf(d), sgr: phaseColors[d.Status.Phase]},
-		{text: reasonOf(d)},
-		{text: agent},
-		{text: orNone(d.Status.TaskID)},
-		{text: budgetLeftSpent(d.Status.Budget)},
-		{text: age(d.CreationTimestamp, now)},
+	row := []string{
+		branch + escapeLine(d.Name),
+		phaseOf(d),
+		escapeLine(reasonOf(d)),
+		escapeLine(agent),
+		escapeLine(orNone(d.Status.TaskID)),
+		budgetLeftSpent(d.Status.Budget),
+		age(d.CreationTimestamp, v.now),
 	}
+	if v.wide {
+		replies := none
+		if n := len(d.Spec.Replies); n > 0 {
+			replies = fmt.Sprintf("%d/%d", d.Status.RepliesSent, n)
+		}
+		lease := none
+		if l := d.Status.Lease; l != nil && l.GrantedUntil != nil {
+			lease = l.GrantedUntil.UTC().Format(time.RFC3339)
+		}
+		deadline := none
+		if d.Status.Deadline != nil {
+			deadline = d.Status.Deadline.UTC().Format(time.RFC3339)
+		}
+		message := none
+		if o := d.Status.Outcome; o != nil && o.Message != "" {
+			message = escapeLine(truncate(o.Message, 80))
+		}
+		row = append(row, replies, lease, deadline, message)
+	}
+	if v.namespaces {
+		row = append([]string{d.Namespace}, row...)
+	}
+	return row
 }
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func treeKey(namespace, name string) string { return namespace + "/" + name }
 
 // budgetLeftSpent prints each meter as name=left/spent.
 func budgetLeftSpent(b *v1alpha1.BudgetStatus) string {
@@ -130,7 +204,7 @@ func budgetLeftSpent(b *v1alpha1.BudgetStatus) string {
 	}
 	parts := make([]string, 0, len(names))
 	for _, name := range names {
-		parts = append(parts, name+"="+itoa(b.Left[name])+"/"+itoa(b.Spent[name]))
+		parts = append(parts, escapeLine(name)+"="+itoa(b.Left[name])+"/"+itoa(b.Spent[name]))
 	}
 	return strings.Join(parts, ",")
 }

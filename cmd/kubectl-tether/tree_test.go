@@ -49,24 +49,24 @@ func TestRenderTree(t *testing.T) {
 		{
 			name:  "one tree",
 			roots: []v1alpha1.Delegation{items[1]},
-			want: `NAME           PHASE          REASON            AGENT      TASK   BUDGET LEFT/SPENT           AGE
-research       Running        Working           planner    t-100  tokens=8000/2000            10m
-├── search     Succeeded      Completed         searcher   t-101  calls=0/3,tokens=1500/3500  9m
-│   └── fetch  Failed         Unreachable       fetcher    -      -                           8m
-├── summarize  Pending        WaitingForParent  writer     -      -                           3m
-└── ask-user   InputRequired  -                 clarifier  -      -                           90s
+			want: `NAME            PHASE           REASON             AGENT       TASK    BUDGET LEFT/SPENT            AGE
+research        Running         Working            planner     t-100   tokens=8000/2000             10m
+├── search      Succeeded       Completed          searcher    t-101   calls=0/3,tokens=1500/3500   9m
+│   └── fetch   Failed          Unreachable        fetcher     -       -                            8m
+├── summarize   Pending         WaitingForParent   writer      -       -                            3m
+└── ask-user    InputRequired   -                  clarifier   -       -                            90s
 `,
 		},
 		{
 			name:  "every root in the namespace, oldest first",
 			roots: roots(items),
-			want: `NAME           PHASE          REASON            AGENT      TASK   BUDGET LEFT/SPENT           AGE
-research       Running        Working           planner    t-100  tokens=8000/2000            10m
-├── search     Succeeded      Completed         searcher   t-101  calls=0/3,tokens=1500/3500  9m
-│   └── fetch  Failed         Unreachable       fetcher    -      -                           8m
-├── summarize  Pending        WaitingForParent  writer     -      -                           3m
-└── ask-user   InputRequired  -                 clarifier  -      -                           90s
-batch          -              -                 (group)    -      -                           5s
+			want: `NAME            PHASE           REASON             AGENT       TASK    BUDGET LEFT/SPENT            AGE
+research        Running         Working            planner     t-100   tokens=8000/2000             10m
+├── search      Succeeded       Completed          searcher    t-101   calls=0/3,tokens=1500/3500   9m
+│   └── fetch   Failed          Unreachable        fetcher     -       -                            8m
+├── summarize   Pending         WaitingForParent   writer      -       -                            3m
+└── ask-user    InputRequired   -                  clarifier   -       -                            90s
+batch           -               -                  (group)     -       -                            5s
 `,
 		},
 	}
@@ -95,9 +95,9 @@ func TestRenderTreeSurvivesACycle(t *testing.T) {
 	a := dlg("a", "x", v1alpha1.PhaseRunning, time.Minute, parent("b"))
 	b := dlg("b", "x", v1alpha1.PhaseRunning, time.Minute, parent("a"))
 	out := renderTree([]v1alpha1.Delegation{a}, childrenByParent([]v1alpha1.Delegation{a, b}), now, false)
-	g.Expect(out).To(Equal(`NAME               PHASE    REASON  AGENT  TASK  BUDGET LEFT/SPENT  AGE
-a                  Running  -       x      -     -                  60s
-└── b              Running  -       x      -     -                  60s
+	g.Expect(out).To(Equal(`NAME    PHASE     REASON   AGENT   TASK   BUDGET LEFT/SPENT   AGE
+a       Running   -        x       -      -                   60s
+└── b   Running   -        x       -      -                   60s
     └── a (cycle)
 `))
 }

@@ -222,7 +222,15 @@ func (a *testAgent) card(iface *a2a.AgentInterface) *a2a.AgentCard {
 	}
 }
 
-func (a *testAgent) endpoint() Endpoint { return Endpoint{URL: a.srv.URL} }
+// endpoint is the agent's base URL; a gRPC agent serves its card and its
+// gRPC interface on two ports, so the owner lists the second origin.
+func (a *testAgent) endpoint() Endpoint {
+	ep := Endpoint{URL: a.srv.URL}
+	if a.grpcURL != "" {
+		ep.AllowedOrigins = []string{a.grpcURL}
+	}
+	return ep
+}
 
 func (a *testAgent) releaseAll() {
 	a.mu.Lock()

@@ -36,7 +36,7 @@ const opResolveCard = "ResolveCard"
 func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
-		return nil, &Error{Kind: KindTransport, Op: opResolveCard, Reason: ReasonUnreachable, Err: err}
+		return nil, endpointError(opResolveCard, err)
 	}
 	// The 0.3 parser reads both formats: it keeps supportedInterfaces when
 	// present and otherwise derives them from url/preferredTransport.
@@ -61,6 +61,10 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	card, err := cardFromWire(raw)
 	if err != nil {
 		return nil, localError(opResolveCard, ReasonUnsupported, err)
+	}
+	if err := checkCardOrigin(ep, card); err != nil {
+		return nil, originError(opResolveCard,
+			fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
 	}
 	return card, nil
 }

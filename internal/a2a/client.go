@@ -54,7 +54,11 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	}
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
-		return nil, &Error{Kind: KindTransport, Op: opNewClient, Reason: ReasonUnreachable, Err: err}
+		return nil, endpointError(opNewClient, err)
+	}
+	// The card may have been recorded before the Agent's origins changed.
+	if err := checkCardOrigin(ep, card); err != nil {
+		return nil, originError(opNewClient, err)
 	}
 	version := normaliseVersion(card.ProtocolVersion)
 	ifaceURL := card.URL

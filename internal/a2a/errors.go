@@ -218,6 +218,9 @@ func classify(op string, err error, status int, tooLarge bool) error {
 	case errors.Is(err, ErrEgressDenied):
 		e.Reason = ReasonEgressDenied
 		return e
+	case errors.Is(err, ErrOriginNotAllowed):
+		e.Kind, e.Reason = KindRefused, ReasonOriginNotAllowed
+		return e
 	case errors.Is(err, context.Canceled):
 		e.Reason = ReasonCanceled
 		return e

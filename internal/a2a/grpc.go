@@ -56,9 +56,9 @@ func grpcTarget(raw string, hasCA bool) (target string, useTLS bool, err error) 
 	}
 	var port string
 	switch strings.ToLower(scheme) {
-	case "", "https", "grpcs":
+	case "", schemeHTTPS, "grpcs":
 		useTLS, port = true, "443"
-	case "http", "grpc":
+	case schemeHTTP, "grpc":
 		useTLS, port = hasCA, "80"
 	default:
 		return "", false, fmt.Errorf("unsupported scheme %q in the gRPC interface URL", scheme)
@@ -107,7 +107,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	}
 	limit = min(limit, math.MaxInt32)
 	calls := &grpcCalls{headers: headerMetadata(ep), timeout: hc.Timeout, limit: limit}
-	dialer := egressDialer(at.settings.deny)
+	dialer := egressDialer(at.settings.egress)
 	return target, []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithNoProxy(),

@@ -111,12 +111,23 @@ func (f *fakeGRPCAgent) metadata() []metadata.MD {
 	return append([]metadata.MD(nil), f.md...)
 }
 
+// grpcOrigins are the origins an owner lists for a gRPC interface URL: the
+// TLS one and the plain text one (an http:// URL uses TLS with a CA bundle).
+func grpcOrigins(url string) []string {
+	_, hostPort, found := strings.Cut(url, "://")
+	if !found {
+		hostPort = url
+	}
+	return []string{"https://" + hostPort, "http://" + hostPort}
+}
+
 func completedTask(id string) *a2apb.Task {
 	return &a2apb.Task{Id: id, ContextId: "ctx", Status: &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_COMPLETED}}
 }
 
 func grpcClient(t *testing.T, g Gomega, ep Endpoint, url string) Client {
 	t.Helper()
+	ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(url)...)
 	c, err := NewClient(context.Background(), ep, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: url})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(c.Close)
@@ -316,10 +327,10 @@ func TestGRPCTLS(t *testing.T) {
 
 func TestGRPCNeedsAClientFromNewHTTPClient(t *testing.T) {
 	g := NewWithT(t)
-	_, err := NewClient(context.Background(), Endpoint{HTTPClient: &http.Client{}}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "http://127.0.0.1:1"})
+	_, err := NewClient(context.Background(), Endpoint{URL: "http://127.0.0.1:1", HTTPClient: &http.Client{}}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "http://127.0.0.1:1"})
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
 	g.Expect(err.(*Error).Reason).To(Equal(ReasonInvalidRequest))
 
-	_, err = NewClient(context.Background(), Endpoint{}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "https://agent.example/a2a"})
+	_, err = NewClient(context.Background(), Endpoint{URL: "https://agent.example"}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "https://agent.example/a2a"})
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
 }

@@ -22,10 +22,10 @@ const DefaultHTTPTimeout = 30 * time.Second
 // ErrEgressDenied matches (errors.Is) a dial refused by the egress policy.
 var ErrEgressDenied = errors.New("denied by the egress policy")
 
-type egressDeniedError struct{ addr string }
+type egressDeniedError struct{ addr, why string }
 
 func (e *egressDeniedError) Error() string {
-	return fmt.Sprintf("address %s is denied by the egress policy", e.addr)
+	return fmt.Sprintf("address %s is denied by the egress policy: %s", e.addr, e.why)
 }
 
 func (e *egressDeniedError) Is(target error) bool { return target == ErrEgressDenied }
@@ -38,23 +38,12 @@ type HTTPOptions struct {
 	CAPEM []byte
 	// InsecureSkipVerify turns TLS verification off (an Agent opting out).
 	InsecureSkipVerify bool
-	// DenyCIDRs are refused at dial time.
+	// DenyCIDRs are refused at dial time, in addition to the built-in list
+	// (BuiltinDenyCIDRs), which is always refused.
 	DenyCIDRs []*net.IPNet
-}
-
-// DefaultDenyCIDRs is the default egress policy: link-local and cloud
-// metadata addresses. Loopback stays allowed (tests and demos use it).
-func DefaultDenyCIDRs() []*net.IPNet {
-	cidrs := []string{"169.254.0.0/16", "fe80::/10", "169.254.169.254/32", "fd00:ec2::254/128"}
-	out := make([]*net.IPNet, 0, len(cidrs))
-	for _, c := range cidrs {
-		_, n, err := net.ParseCIDR(c)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, n)
-	}
-	return out
+	// AllowCIDRs, when not empty, are the only addresses that may be dialled
+	// (minus the denied ones).
+	AllowCIDRs []*net.IPNet
 }
 
 // NewHTTPClient builds a client with verified TLS (unless opted out), an
@@ -78,10 +67,14 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 		}
 		tlsConfig.RootCAs = pool
 	}
+	egress, err := newEgressPolicy(opts.DenyCIDRs, opts.AllowCIDRs)
+	if err != nil {
+		return nil, err
+	}
 	settings := dialSettings{
-		tls:   tlsConfig,
-		hasCA: len(opts.CAPEM) > 0,
-		deny:  append([]*net.IPNet(nil), opts.DenyCIDRs...),
+		tls:    tlsConfig,
+		hasCA:  len(opts.CAPEM) > 0,
+		egress: egress,
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -91,7 +84,7 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 		Timeout: timeout,
 		Transport: &agentTransport{
 			Transport: &http.Transport{
-				DialContext:           egressDialer(settings.deny).DialContext,
+				DialContext:           egressDialer(settings.egress).DialContext,
 				TLSClientConfig:       tlsConfig.Clone(),
 				ForceAttemptHTTP2:     true,
 				MaxIdleConns:          100,
@@ -114,36 +107,19 @@ type agentTransport struct {
 
 // dialSettings is what both bindings need at dial time.
 type dialSettings struct {
-	tls   *tls.Config // never modified: clone before use
-	hasCA bool        // a CA bundle was given (the gRPC binding then uses TLS)
-	deny  []*net.IPNet
+	tls    *tls.Config // never modified: clone before use
+	hasCA  bool        // a CA bundle was given (the gRPC binding then uses TLS)
+	egress *egressPolicy
 }
 
 // egressDialer is the dialer of both bindings: it refuses denied addresses
 // before connecting, checking the address actually dialled.
-func egressDialer(deny []*net.IPNet) *net.Dialer {
+func egressDialer(policy *egressPolicy) *net.Dialer {
 	return &net.Dialer{
 		Timeout:   10 * time.Second,
 		KeepAlive: 30 * time.Second,
 		Control: func(_, address string, _ syscall.RawConn) error {
-			return checkEgress(address, deny)
+			return policy.check(address)
 		},
 	}
-}
-
-func checkEgress(address string, deny []*net.IPNet) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		host = address
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return &egressDeniedError{addr: host} // dialled addresses are always IPs
-	}
-	for _, n := range deny {
-		if n.Contains(ip) {
-			return &egressDeniedError{addr: ip.String()}
-		}
-	}
-	return nil
 }

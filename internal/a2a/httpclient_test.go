@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 
 func TestEgressPolicyRefusesMetadataAndAllowsLoopback(t *testing.T) {
 	g := NewWithT(t)
-	hc, err := NewHTTPClient(HTTPOptions{DenyCIDRs: DefaultDenyCIDRs(), Timeout: 5 * time.Second})
+	hc, err := NewHTTPClient(HTTPOptions{Timeout: 5 * time.Second})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	start := time.Now()
@@ -60,15 +61,116 @@ func TestEgressPolicyChecksResolvedAddresses(t *testing.T) {
 	g.Expect(errors.Is(err, ErrEgressDenied)).To(BeTrue(), "%v", err)
 }
 
-func TestDefaultDenyCIDRs(t *testing.T) {
+// Every address with its verdict under the built-in list plus a deny list
+// of loopback (the chart's default), and under an allow list.
+func TestEgressVerdicts(t *testing.T) {
+	cidrs := func(s ...string) []*net.IPNet {
+		out := make([]*net.IPNet, 0, len(s))
+		for _, c := range s {
+			_, n, err := net.ParseCIDR(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	builtin, err := newEgressPolicy(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLoopback, err := newEgressPolicy(cidrs("127.0.0.0/8", "::1/128"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowList, err := newEgressPolicy(nil, cidrs("10.0.0.0/8", "fd12::/16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const allowed = ""
+	for _, tc := range []struct {
+		policy *egressPolicy
+		addr   string
+		want   string // "" allowed, else a piece of the reason
+	}{
+		// Always denied, whatever the flags.
+		{builtin, "0.0.0.0", "unspecified"},
+		{builtin, "0.1.2.3", "unspecified"},
+		{builtin, "::", "unspecified"},
+		{builtin, "169.254.169.254", "link-local"},
+		{builtin, "169.254.170.2", "link-local"},
+		{builtin, "169.254.1.1", "link-local"},
+		{builtin, "fe80::1", "link-local"},
+		{builtin, "fe80::1%eth0", "link-local"},
+		{builtin, "fd00:ec2::254", "AWS metadata"},
+		{builtin, "100.100.100.200", "Alibaba"},
+		{builtin, "168.63.129.16", "Azure"},
+		{builtin, "::ffff:127.0.0.1", "IPv4-mapped"},
+		{builtin, "::ffff:169.254.169.254", "IPv4-mapped"},
+		{builtin, "::ffff:0:a00:1", "IPv4-translated"},
+		{builtin, "64:ff9b::7f00:1", "NAT64"},
+		{builtin, "64:ff9b::a9fe:a9fe", "NAT64"},
+		{builtin, "64:ff9b:1::7f00:1", "NAT64"},
+		{builtin, "2002:7f00:1::1", "6to4"},
+		{builtin, "2001:0:4136:e378::1", "Teredo"},
+		{builtin, "localhost", "not an IP address"},
+		// Allowed by the built-in list alone.
+		{builtin, "127.0.0.1", allowed},
+		{builtin, "::1", allowed},
+		{builtin, "10.0.0.1", allowed},
+		{builtin, "100.100.100.201", allowed},
+		{builtin, "8.8.8.8", allowed},
+		{builtin, "2001:db8::1", allowed},
+		{builtin, "2001:1::1", allowed}, // not Teredo (2001:0::/32)
+		// The operator's deny list adds to the built-in one.
+		{noLoopback, "127.0.0.1", "deny list"},
+		{noLoopback, "127.1.2.3", "deny list"},
+		{noLoopback, "::1", "deny list"},
+		{noLoopback, "0.0.0.0", "unspecified"},
+		{noLoopback, "169.254.169.254", "link-local"},
+		{noLoopback, "10.0.0.1", allowed},
+		// An allow list names everything that may be reached.
+		{allowList, "10.1.2.3", allowed},
+		{allowList, "fd12::1", allowed},
+		{allowList, "11.0.0.1", "allow list"},
+		{allowList, "127.0.0.1", "allow list"},
+		{allowList, "::ffff:10.0.0.1", "IPv4-mapped"},
+	} {
+		err := tc.policy.check(net.JoinHostPort(tc.addr, "443"))
+		switch {
+		case tc.want == allowed && err != nil:
+			t.Errorf("%s: denied (%v), want allowed", tc.addr, err)
+		case tc.want != allowed && err == nil:
+			t.Errorf("%s: allowed, want denied (%s)", tc.addr, tc.want)
+		case tc.want != allowed && (!errors.Is(err, ErrEgressDenied) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want a denial naming %q", tc.addr, err, tc.want)
+		}
+	}
+}
+
+// 0.0.0.0 and [::] reach local listeners on Linux: with loopback denied they
+// must not get through.
+func TestUnspecifiedAddressesDoNotReachLoopback(t *testing.T) {
 	g := NewWithT(t)
-	denied := func(ip string) bool { return checkEgress(net.JoinHostPort(ip, "80"), DefaultDenyCIDRs()) != nil }
-	for _, ip := range []string{"169.254.169.254", "169.254.1.1", "fe80::1", "fd00:ec2::254"} {
-		g.Expect(denied(ip)).To(BeTrue(), ip)
+	_, v4, _ := net.ParseCIDR("127.0.0.0/8")
+	_, v6, _ := net.ParseCIDR("::1/128")
+	hc, err := NewHTTPClient(HTTPOptions{DenyCIDRs: []*net.IPNet{v4, v6}})
+	g.Expect(err).NotTo(HaveOccurred())
+	reached := make(chan struct{}, 4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached <- struct{}{} }))
+	lis, err := net.Listen("tcp", "[::]:0")
+	if err != nil {
+		t.Skipf("no dual-stack listener: %v", err)
 	}
-	for _, ip := range []string{"127.0.0.1", "::1", "10.0.0.1", "8.8.8.8"} {
-		g.Expect(denied(ip)).To(BeFalse(), ip)
+	srv.Listener = lis
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(lis.Addr().String())
+	for _, host := range []string{"0.0.0.0", "[::]", "127.0.0.1", "[::1]", "[::ffff:127.0.0.1]"} {
+		_, err := hc.Get("http://" + host + ":" + port + "/")
+		g.Expect(errors.Is(err, ErrEgressDenied)).To(BeTrue(), "%s: %v", host, err)
 	}
+	g.Expect(reached).To(BeEmpty())
 }
 
 func TestTLSVerification(t *testing.T) {

@@ -100,7 +100,8 @@ func NeverSent(err error) bool {
 	if !ok {
 		return false
 	}
-	if e.local || e.Op == opResolveCard || e.Op == opNewClient || e.Reason == ReasonEgressDenied {
+	// An origin outside the Agent's is refused before the request is written.
+	if e.local || e.Op == opResolveCard || e.Op == opNewClient || e.Reason == ReasonEgressDenied || e.Reason == ReasonOriginNotAllowed {
 		return true
 	}
 	if e.Kind != KindTransport {

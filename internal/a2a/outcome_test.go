@@ -34,23 +34,25 @@ func agentPath(binding string) string {
 	return "/rpc"
 }
 
-func cardOf(binding, url string) *Card {
+func cardOf(binding, ifaceURL string) *Card {
 	switch binding {
 	case bindREST:
 		// The test agent serves REST under a tenant.
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: url, Tenant: cardTenant}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: ifaceURL, Tenant: cardTenant}
 	case bindV03:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: url}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: ifaceURL}
 	case bindV03REST:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: url}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: ifaceURL}
 	case bindGRPC:
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: url}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: ifaceURL}
 	}
-	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: url}
+	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: ifaceURL}
 }
 
 func sendVia(t *testing.T, g Gomega, ep Endpoint, card *Card, text string) error {
 	t.Helper()
+	// The card's interface is the Agent's own origin here.
+	ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(card.URL)...)
 	c, err := NewClient(context.Background(), ep, card)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer c.Close()

@@ -90,15 +90,21 @@ func (ci *callInfo) wrap(op string, err error) error {
 	return classify(op, err, status, tooLarge)
 }
 
-// boundedTransport adds the endpoint's headers to every request and bounds
-// every response body.
+// boundedTransport adds the endpoint's headers to every request, refuses
+// requests outside the endpoint's origins and bounds every response body.
 type boundedTransport struct {
 	base    http.RoundTripper
 	headers http.Header // secret values: never logged, never in errors
+	origins *originPolicy
 	max     int64
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// Checked before anything is sent: not only the headers but the request
+	// body (a push token, the task's text) belongs to the pinned origins.
+	if err := t.origins.checkURL(req.URL); err != nil {
+		return nil, err
+	}
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
@@ -160,7 +166,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 func (b *boundedBody) Close() error { return b.rc.Close() }
 
 var defaultHTTPClient = sync.OnceValues(func() (*http.Client, error) {
-	return NewHTTPClient(HTTPOptions{DenyCIDRs: DefaultDenyCIDRs()})
+	return NewHTTPClient(HTTPOptions{})
 })
 
 // endpointHTTPClient wraps the endpoint's client (or the default one) with
@@ -181,21 +187,26 @@ func endpointHTTPClient(ep Endpoint) (*http.Client, error) {
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
 	}
+	origins, err := newOriginPolicy(ep)
+	if err != nil {
+		return nil, err
+	}
 	return &http.Client{
-		Transport:     &boundedTransport{base: rt, headers: ep.Headers.Clone(), max: limit},
+		Transport:     &boundedTransport{base: rt, headers: ep.Headers.Clone(), origins: origins, max: limit},
 		Timeout:       base.Timeout,
 		Jar:           base.Jar,
-		CheckRedirect: sameHostRedirect,
+		CheckRedirect: origins.checkRedirect,
 	}, nil
 }
 
-// sameHostRedirect keeps secret headers from following a redirect to another
-// host: the redirect response itself is returned (and reads as refused).
-func sameHostRedirect(req *http.Request, via []*http.Request) error {
+// checkRedirect follows a redirect only within the endpoint's origins, so
+// neither the secret headers nor the request reach another origin that way:
+// the redirect response itself is returned (and reads as refused).
+func (p *originPolicy) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return errors.New("stopped after 5 redirects")
 	}
-	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+	if !p.allows(req.URL) {
 		return http.ErrUseLastResponse
 	}
 	return nil

@@ -127,6 +127,10 @@ type Endpoint struct {
 	// URL + /.well-known/agent-card.json unless CardURL is set.
 	URL     string
 	CardURL string
+	// AllowedOrigins are further origins (scheme://host[:port]) the card's
+	// interface may point at. Every request, redirect and interface must be
+	// within URL's, CardURL's or one of these origins (see origin.go).
+	AllowedOrigins []string
 	// Tenant is sent on every call (overrides the card interface's tenant).
 	Tenant string
 	// Headers are added to every request (as metadata over gRPC); values

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -28,6 +29,12 @@ import (
 const (
 	ReasonCardRead        = "CardRead"
 	ReasonCardUnavailable = "CardUnavailable"
+	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
+	// url, cardURL and allowedOrigins.
+	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
+	// ReasonSecretNotMarked: a Secret the Agent names lacks the
+	// AgentCredentialsLabel its namespace's owner sets to consent.
+	ReasonSecretNotMarked = "SecretNotMarked"
 )
 
 // AgentReconciler reads each Agent's card into its status.
@@ -63,9 +70,10 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
-		delegation.SetAgentReady(&agent, false, ReasonCardUnavailable, truncate(err.Error(), 1024), time.Now())
+		reason := cardFailureReason(err)
+		delegation.SetAgentReady(&agent, false, reason, truncate(err.Error(), 1024), time.Now())
 		if wasReady {
-			r.Recorder.Eventf(&agent, nil, "Warning", ReasonCardUnavailable, "ReadCard", "%s", truncate(err.Error(), 1024))
+			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
 		}
 		refresh = min(refresh, 10*time.Second)
 		if before.Status.ObservedGeneration != agent.Generation {
@@ -122,6 +130,18 @@ func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agen
 		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
 	}
 	return listing == a2a.ListSupported, listing != a2a.ListUnknown
+}
+
+// cardFailureReason is the Ready reason of a card that could not be used: an
+// interface outside the Agent's origins is the owner's to fix, and says so.
+func cardFailureReason(err error) string {
+	switch {
+	case errors.Is(err, a2a.ErrOriginNotAllowed):
+		return ReasonOriginNotAllowed
+	case errors.Is(err, ErrSecretNotMarked):
+		return ReasonSecretNotMarked
+	}
+	return ReasonCardUnavailable
 }
 
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {

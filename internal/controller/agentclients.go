@@ -27,8 +27,10 @@ import (
 type AgentConnector struct {
 	// SecretReader reads Secrets directly from the API server.
 	SecretReader client.Reader
-	// DenyCIDRs is the egress policy for agent addresses.
+	// DenyCIDRs are denied agent addresses, in addition to a2a's built-in list.
 	DenyCIDRs []*net.IPNet
+	// AllowCIDRs, when set, are the only agent addresses allowed.
+	AllowCIDRs []*net.IPNet
 	// MaxResponseBytes bounds every response from an agent.
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
@@ -45,11 +47,12 @@ type cachedClient struct {
 
 // Endpoint builds the connection settings for an Agent, reading its Secrets.
 func (c *AgentConnector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
-	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
+	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, AllowedOrigins: agent.Spec.AllowedOrigins,
+		Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
-	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs}
 	if agent.Spec.RequestTimeout != nil {
 		opts.Timeout = agent.Spec.RequestTimeout.Duration
 	}
@@ -86,6 +89,9 @@ func (c *AgentConnector) secretValue(ctx context.Context, ns string, ref v1alpha
 	var s corev1.Secret
 	if err := c.SecretReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, &s); err != nil {
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", ns, ref.Name, err)
+	}
+	if err := checkSecretConsent(&s); err != nil {
+		return nil, err
 	}
 	v, ok := s.Data[ref.Key]
 	if !ok {

@@ -173,7 +173,7 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 		MessageID: delegation.MessageID(string(d.UID), -1),
 		ContextID: contextID,
 		Skill:     d.Spec.Skill,
-		Metadata:  map[string]any{a2a.DelegationMetadataKey: d.Namespace + "/" + d.Name},
+		Metadata:  map[string]any{},
 	}
 	if m := d.Spec.Message; m != nil {
 		req.Text = m.Text
@@ -188,6 +188,9 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 			req.Parts = append(req.Parts, part)
 		}
 	}
+	// The identity claim is written last: user metadata never overrides it
+	// (admission also refuses keys under https://tether.dev/).
+	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
 	if d.Spec.Lease != nil {
 		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
 	}

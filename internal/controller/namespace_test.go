@@ -53,7 +53,8 @@ func TestDeletingANamespaceCancelsEveryRunningTask(t *testing.T) {
 	opts := testOptions()
 	opts.CancelTimeout = 2 * time.Minute
 	startOperatorOn(t, restConfig, ns.Name, opts, func(r *DelegationReconciler) { r.Connector.ClientTTL = time.Millisecond })
-	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "creds"},
+	g.Expect(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "creds",
+		Labels: map[string]string{AgentCredentialsLabel: "true"}},
 		StringData: map[string]string{"token": "Bearer s3cret"}})).To(Succeed())
 	g.Expect(c.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "agent"}, Spec: v1alpha1.AgentSpec{
 		URL: agent.URL(), PollInterval: &metav1.Duration{Duration: 2 * time.Second},

@@ -13,12 +13,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -45,13 +47,33 @@ type PushReceiver struct {
 	events chan event.GenericEvent
 }
 
-// NewPushReceiver returns a receiver; a nil key gets a random one.
+// Bounds of the push receiver. The port is reachable by whoever reaches the
+// operator's pod: a caller without a valid token costs one header read, never
+// a body read, and connections, bodies and slow clients are all bounded.
+const (
+	// MinPushKeyBytes is the shortest key accepted for signing tokens.
+	MinPushKeyBytes = 32
+	// maxPushBodyBytes is how much of a notification is read. The body only
+	// names the task (the reconcile reads the task itself), so a larger one is
+	// accepted as a wake-up without being read further.
+	maxPushBodyBytes   = 8 << 10
+	maxPushHeaderBytes = 16 << 10
+	// maxPushConns caps open connections; more wait in the listen backlog.
+	maxPushConns = 128
+)
+
+// NewPushReceiver returns a receiver; a nil key gets a random one. A key
+// shorter than MinPushKeyBytes is refused.
 func NewPushReceiver(addr, baseURL string, key []byte, reader client.Reader) (*PushReceiver, error) {
 	if len(key) == 0 {
-		key = make([]byte, 32)
+		key = make([]byte, MinPushKeyBytes)
 		if _, err := rand.Read(key); err != nil {
 			return nil, err
 		}
+	}
+	if len(key) < MinPushKeyBytes {
+		return nil, fmt.Errorf("the push key has %d bytes, at least %d are needed (for example: head -c 32 /dev/urandom)",
+			len(key), MinPushKeyBytes)
 	}
 	return &PushReceiver{Addr: addr, BaseURL: strings.TrimRight(baseURL, "/"), Key: key, Reader: reader,
 		events: make(chan event.GenericEvent, 1024)}, nil
@@ -108,23 +130,28 @@ func notifiedTaskID(body []byte) string {
 func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ns, name, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/push/"), "/")
 	if r.Method != http.MethodPost || !ok || !strings.HasPrefix(r.URL.Path, "/push/") {
-		http.NotFound(w, r)
+		refuseUnread(w, "not found", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		http.Error(w, "unreadable body", http.StatusBadRequest)
-		return
-	}
+	// The token is checked from the headers, before any of the body is read.
 	// An unknown name and a wrong token get the same answer, so callers
 	// without a token learn nothing about which Delegations exist.
 	var d v1alpha1.Delegation
 	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil ||
 		!hmac.Equal([]byte(presentedToken(r)), []byte(p.token(&d))) {
-		http.Error(w, "bad notification token", http.StatusUnauthorized)
+		refuseUnread(w, "bad notification token", http.StatusUnauthorized)
 		return
 	}
-	if id := notifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPushBodyBytes+1))
+	if err != nil {
+		refuseUnread(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	if len(body) > maxPushBodyBytes {
+		// Too large to check the task id: still a wake-up from the agent that
+		// holds the token; the rest is not read.
+		w.Header().Set("Connection", "close")
+	} else if id := notifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
 		http.Error(w, "not this delegation's task", http.StatusBadRequest)
 		return
 	}
@@ -135,21 +162,41 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// refuseUnread answers without reading the body and closes the connection:
+// otherwise net/http would read (and discard) up to 256 KiB of it to keep the
+// connection alive.
+func refuseUnread(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
+
 // Start serves until ctx ends (a manager Runnable).
 func (p *PushReceiver) Start(ctx context.Context) error {
 	ln, err := net.Listen("tcp", p.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	logf.FromContext(ctx).Info("push notification receiver listening", "addr", ln.Addr().String(), "url", p.BaseURL)
+	return p.serve(ctx, ln)
+}
+
+// serve serves on ln, with at most maxPushConns connections, until ctx ends.
+func (p *PushReceiver) serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    maxPushHeaderBytes,
+	}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	logf.FromContext(ctx).Info("push notification receiver listening", "addr", ln.Addr().String(), "url", p.BaseURL)
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(netutil.LimitListener(ln, maxPushConns)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -127,6 +127,12 @@ func TestAdmissionRefusesBadAgents(t *testing.T) {
 			"pollInterval must be between 100ms and 1h"},
 		{"a header without a secret key", v1alpha1.AgentSpec{URL: "http://agent", Headers: []v1alpha1.AgentHeader{{Name: "Authorization"}}},
 			"spec.headers[0].valueFrom.name"},
+		{"an allowed origin with a path", v1alpha1.AgentSpec{URL: "http://agent", AllowedOrigins: []string{"http://other/a2a"}},
+			"spec.allowedOrigins[0]"},
+		{"an http allowed origin for an https agent", v1alpha1.AgentSpec{URL: "https://agent", AllowedOrigins: []string{"http://other"}},
+			"allowedOrigins must be https when url is https"},
+		{"an http card for an https agent", v1alpha1.AgentSpec{URL: "https://agent", CardURL: "http://agent/card.json"},
+			"cardURL must be https when url is https"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

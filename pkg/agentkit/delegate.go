@@ -27,31 +27,72 @@ import (
 
 type delegationKey struct{}
 
-// DelegationFrom returns the Delegation whose task the executor is working
-// on, as the operator named it in the message metadata; false when the task
-// did not come from the operator.
-func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
-	d, ok := ctx.Value(delegationKey{}).(types.NamespacedName)
-	return d, ok
+// claim is what a task says about the Delegation that sent it, with the ids
+// that can prove it: the operator derives a task's first message id from the
+// Delegation's UID (internal/delegation.MessageID), and records the task id
+// in the Delegation's status.
+type claim struct {
+	key       types.NamespacedName
+	messageID string // the task's first message
+	taskID    string
 }
 
-func withDelegation(ctx context.Context, d types.NamespacedName) context.Context {
-	return context.WithValue(ctx, delegationKey{}, d)
+// DelegationFrom returns the Delegation whose task the executor is working
+// on, as the message metadata names it; false when the task did not come
+// from the operator. The name is a claim: Delegate verifies it before it
+// creates anything.
+func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
+	c, ok := ctx.Value(delegationKey{}).(claim)
+	return c.key, ok
+}
+
+func withDelegation(ctx context.Context, c claim) context.Context {
+	return context.WithValue(ctx, delegationKey{}, c)
 }
 
 // delegationOf reads "namespace/name" from the message, or from the first
 // message of the task when a reply does not repeat it.
-func delegationOf(ec *a2asrv.ExecutorContext) (types.NamespacedName, bool) {
+func delegationOf(ec *a2asrv.ExecutorContext) (claim, bool) {
+	first := ec.Message
+	if ec.StoredTask != nil && len(ec.StoredTask.History) > 0 && ec.StoredTask.History[0] != nil {
+		first = ec.StoredTask.History[0]
+	}
 	raw, ok := extensionData(ec.Message, ec.Metadata, tethera2a.DelegationMetadataKey)
-	if !ok && ec.StoredTask != nil && len(ec.StoredTask.History) > 0 {
-		raw, ok = extensionData(ec.StoredTask.History[0], nil, tethera2a.DelegationMetadataKey)
+	if !ok && first != nil {
+		raw, ok = extensionData(first, nil, tethera2a.DelegationMetadataKey)
 	}
 	s, _ := raw.(string)
 	ns, name, found := strings.Cut(s, "/")
 	if !ok || !found || ns == "" || name == "" {
-		return types.NamespacedName{}, false
+		return claim{}, false
 	}
-	return types.NamespacedName{Namespace: ns, Name: name}, true
+	c := claim{key: types.NamespacedName{Namespace: ns, Name: name}, taskID: string(ec.TaskID)}
+	if first != nil {
+		c.messageID = first.ID
+	}
+	return c, true
+}
+
+// ErrClaimNotProven is returned by Delegate when the task names a Delegation
+// that did not send it: its first message id is not the one the operator
+// derives from that Delegation's UID, and its task id is not the one in that
+// Delegation's status. Nothing is created then, so a caller cannot spend
+// another namespace's budget or use its Agents by naming its Delegation.
+var ErrClaimNotProven = errors.New("the task is not the named Delegation's")
+
+// verifyClaim reads the named Delegation and checks that this task is its.
+func verifyClaim(ctx context.Context, c client.Reader, cl claim) error {
+	d := &v1alpha1.Delegation{}
+	if err := c.Get(ctx, cl.key, d); err != nil {
+		return fmt.Errorf("reading the task's Delegation %s: %w", cl.key, err)
+	}
+	if cl.messageID != "" && cl.messageID == delegation.MessageID(string(d.UID), -1) {
+		return nil
+	}
+	if cl.taskID != "" && cl.taskID == d.Status.TaskID {
+		return nil
+	}
+	return fmt.Errorf("%w: it claims Delegation %s", ErrClaimNotProven, cl.key)
 }
 
 // DelegateRequest describes a child task.
@@ -123,12 +164,16 @@ func Delegate(ctx context.Context, c client.Client, req DelegateRequest) (*Outco
 // DelegateAsync creates the child Delegation (or finds the one a previous
 // call created) and returns its key without waiting.
 func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (client.ObjectKey, error) {
-	parent, ok := DelegationFrom(ctx)
+	cl, ok := ctx.Value(delegationKey{}).(claim)
 	if !ok {
 		return client.ObjectKey{}, errors.New("delegate: the task did not come from a Delegation")
 	}
+	parent := cl.key
 	if req.Key == "" || req.Agent == "" {
 		return client.ObjectKey{}, errors.New("delegate: Key and Agent are required")
+	}
+	if err := verifyClaim(ctx, c, cl); err != nil {
+		return client.ObjectKey{}, fmt.Errorf("delegate: %w", err)
 	}
 	key := client.ObjectKey{Namespace: parent.Namespace, Name: ChildName(parent.Name, req.Key)}
 	budget := BudgetFrom(ctx)

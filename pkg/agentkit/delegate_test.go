@@ -19,21 +19,31 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // These pin only the shape of what Delegate writes and how it reads a status;
 // the operator's tests run it against a real control plane.
 
+// orchUID is the UID of Delegation team/orch, the parent every test's task
+// was sent for; fakeClient always holds it.
+const orchUID = "0b7e-orch-uid"
+
 func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
 	NewWithT(t).Expect(v1alpha1.AddToScheme(s)).To(Succeed())
-	return fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.Delegation{}).WithObjects(objs...).Build()
+	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orch", UID: orchUID},
+		Status: v1alpha1.DelegationStatus{TaskID: "orch-task"}}
+	return fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&v1alpha1.Delegation{}).
+		WithObjects(append(objs, orch)...).Build()
 }
 
-// inTask is the context an executor gets for a task sent for Delegation team/orch.
+// inTask is the context an executor gets for a task the operator sent for
+// Delegation team/orch: its first message id derives from orch's UID.
 func inTask(b *Budget) context.Context {
-	ctx := withDelegation(context.Background(), types.NamespacedName{Namespace: ns, Name: "orch"})
+	ctx := withDelegation(context.Background(), claim{key: types.NamespacedName{Namespace: ns, Name: "orch"},
+		messageID: delegation.MessageID(orchUID, -1), taskID: "a-new-task"})
 	return withBudget(ctx, b)
 }
 
@@ -74,7 +84,7 @@ func TestDelegateCreatesTheChildAndHoldsItsGrant(t *testing.T) {
 	g.Expect(err).To(MatchError(ErrBudgetExhausted), "an agent cannot grant more than it has left")
 	list := &v1alpha1.DelegationList{}
 	g.Expect(c.List(ctx, list)).To(Succeed())
-	g.Expect(list.Items).To(HaveLen(1))
+	g.Expect(list.Items).To(HaveLen(2), "orch and its one child")
 }
 
 func TestDelegateRefusesOutsideADelegationAndForeignChildren(t *testing.T) {
@@ -137,6 +147,38 @@ func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "waiting again by name works")
 	g.Expect(again.Phase).To(Equal(v1alpha1.PhaseSucceeded))
 	g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 85}), "and settles once")
+}
+
+// A task that names a Delegation which did not send it creates nothing: not
+// in another namespace, not under another parent of its own namespace.
+func TestDelegateRefusesAClaimItCannotProve(t *testing.T) {
+	g := NewWithT(t)
+	other := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "root", UID: "victim-uid"}}
+	c := fakeClient(t, other)
+	req := DelegateRequest{Key: "a", Agent: workerAgent, Text: "x"}
+	for name, cl := range map[string]claim{
+		"another namespace, our own message id": {key: types.NamespacedName{Namespace: "victim", Name: "root"},
+			messageID: delegation.MessageID(orchUID, -1), taskID: "orch-task"},
+		"a forged message id of the wrong shape": {key: types.NamespacedName{Namespace: "victim", Name: "root"}, messageID: "victim-uid"},
+		"a reply id of the claimed Delegation":   {key: types.NamespacedName{Namespace: "victim", Name: "root"}, messageID: delegation.MessageID("victim-uid", 0)},
+		"no ids at all":                          {key: types.NamespacedName{Namespace: ns, Name: "orch"}},
+		"a Delegation that does not exist":       {key: types.NamespacedName{Namespace: "victim", Name: "missing"}, messageID: delegation.MessageID("", -1)},
+	} {
+		_, err := DelegateAsync(withDelegation(context.Background(), cl), c, req)
+		g.Expect(err).To(HaveOccurred(), name)
+		if name != "a Delegation that does not exist" {
+			g.Expect(err).To(MatchError(ErrClaimNotProven), name)
+		}
+	}
+	list := &v1alpha1.DelegationList{}
+	g.Expect(c.List(context.Background(), list)).To(Succeed())
+	g.Expect(list.Items).To(HaveLen(2), "only orch and the victim's root: nothing was created")
+
+	// The task id recorded in the named Delegation's status proves it too
+	// (a task adopted by taskID was not started by the operator's message).
+	byTask := claim{key: types.NamespacedName{Namespace: ns, Name: "orch"}, messageID: "someone-elses", taskID: "orch-task"}
+	_, err := DelegateAsync(withDelegation(context.Background(), byTask), c, req)
+	g.Expect(err).NotTo(HaveOccurred())
 }
 
 func TestChildNamesAreValidAndDistinct(t *testing.T) {

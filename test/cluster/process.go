@@ -70,6 +70,10 @@ func StartProcess(o ProcessOptions) (*Process, error) {
 // Name is the name the process was started with.
 func (p *Process) Name() string { return p.name }
 
+// Pid is the operating system's id of the process, e.g. to read its
+// resource use from /proc.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // LogPath is the file holding the process's output.
 func (p *Process) LogPath() string { return p.logPath }
 

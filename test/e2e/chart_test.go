@@ -97,7 +97,8 @@ func TestChartDeploymentIsRestrictedAndProbed(t *testing.T) {
 	g.Expect(c.Resources.Requests).NotTo(BeEmpty())
 
 	g.Expect(c.Args).To(ContainElements("--health-probe-bind-address=:8081", "--leader-elect",
-		"--leader-election-namespace=tether-system", "--metrics-bind-address=:8443", "--zap-log-level=info"))
+		"--leader-election-namespace=tether-system", "--metrics-bind-address=:8443", "--zap-log-level=info",
+		"--agent-deny-cidrs=127.0.0.0/8,::1/128"), "loopback is denied by default")
 	g.Expect(c.Ports).To(ContainElement(corev1.ContainerPort{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP}))
 	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
@@ -107,10 +108,10 @@ func TestChartDeploymentIsRestrictedAndProbed(t *testing.T) {
 	// Every operator flag has a value, and values reach the command line.
 	args := managerArgs(t, renderChart(t, "maxConcurrentReconciles=8", "kubeApiQps=12.5", "kubeApiBurst=30",
 		"cancelTimeout=45s", "sendTimeout=1m", "maxDepth=4", "agentDenyCIDRs={10.0.0.0/8,169.254.0.0/16}",
-		"maxResponseBytes=4194304", "resultTextLimit=1024", "logLevel=debug", "leaderElection.enabled=false", "metrics.enabled=false"))
+		"agentAllowCIDRs={10.1.0.0/16}", "maxResponseBytes=4194304", "resultTextLimit=1024", "logLevel=debug", "leaderElection.enabled=false", "metrics.enabled=false"))
 	g.Expect(args).To(ContainElements("--max-concurrent-reconciles=8", "--kube-api-qps=12.5", "--kube-api-burst=30",
 		"--cancel-timeout=45s", "--send-timeout=1m", "--max-depth=4", "--agent-deny-cidrs=10.0.0.0/8,169.254.0.0/16",
-		"--max-response-bytes=4194304", "--result-text-limit=1024", "--zap-log-level=debug", "--metrics-bind-address=0"))
+		"--agent-allow-cidrs=10.1.0.0/16", "--max-response-bytes=4194304", "--result-text-limit=1024", "--zap-log-level=debug", "--metrics-bind-address=0"))
 	g.Expect(args).NotTo(ContainElement("--leader-elect"))
 	g.Expect(strings.Join(args, " ")).NotTo(ContainSubstring("--push-listen"), "push is off by default")
 }
@@ -151,7 +152,7 @@ func TestChartOptionalParts(t *testing.T) {
 	metrics := decode[corev1.Service](t, m.one(t, "Service", "tether-metrics"))
 	g.Expect(metrics.Spec.Ports).To(ConsistOf(HaveField("Port", int32(8443))))
 
-	m = renderChart(t, "metrics.serviceMonitor.enabled=true", "push.enabled=true", "push.port=9443",
+	m = renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.tls.secretName=metrics-cert", "push.enabled=true", "push.port=9443",
 		"argocd.healthChecks.enabled=true", "networkPolicy.enabled=true")
 	m.one(t, "ServiceMonitor", "tether-metrics")
 	m.one(t, "NetworkPolicy", "tether")

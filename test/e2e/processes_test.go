@@ -51,6 +51,8 @@ func startOperator(t *testing.T, r release) *cluster.Process {
 
 	// Later flags win: the chart's listen addresses become free loopback ports.
 	args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0")
+	// The chart denies loopback; the sample agents here listen on it.
+	args = append(args, "--agent-deny-cidrs=")
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--push-listen=") }) {
 		args = append(args, "--push-listen=127.0.0.1:0")
 	}

@@ -54,7 +54,11 @@ app.kubernetes.io/part-of: tether
 {{- end }}
 
 {{- define "tether.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/* One RoleBinding or ClusterRoleBinding subject: the operator's ServiceAccount. */}}
@@ -86,7 +90,13 @@ app.kubernetes.io/part-of: tether
 {{- with .Values.agentDenyCIDRs }}
 - {{ printf "--agent-deny-cidrs=%s" (join "," .) | quote }}
 {{- end }}
+{{- with .Values.agentAllowCIDRs }}
+- {{ printf "--agent-allow-cidrs=%s" (join "," .) | quote }}
+{{- end }}
 - --max-response-bytes={{ .Values.maxResponseBytes | int64 }}
+{{- if and .Values.metrics.enabled .Values.metrics.secure .Values.metrics.tls.secretName }}
+- --metrics-cert-dir=/etc/tether/metrics-tls
+{{- end }}
 - --result-text-limit={{ .Values.resultTextLimit | int64 }}
 - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
 {{- if .Values.push.enabled }}
@@ -99,4 +109,22 @@ app.kubernetes.io/part-of: tether
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end }}
+
+{{/*
+The operator's rules (from the +kubebuilder:rbac markers), without the
+Secrets rule when secrets.clusterWide is false.
+*/}}
+{{- define "tether.managerRules" -}}
+{{- $rules := include "tether.rules.role" . | fromYamlArray }}
+{{- if not .Values.secrets.clusterWide }}
+{{- $kept := list }}
+{{- range $rules }}
+{{- if not (has "secrets" .resources) }}
+{{- $kept = append $kept . }}
+{{- end }}
+{{- end }}
+{{- $rules = $kept }}
+{{- end }}
+{{- toYaml $rules }}
 {{- end }}

@@ -160,7 +160,16 @@
   verbs:
   - get
   - list
+  - patch
+  - update
   - watch
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - agents/finalizers
+  - delegations/finalizers
+  verbs:
+  - update
 - apiGroups:
   - delegation.tether.dev
   resources:
@@ -181,12 +190,6 @@
   - patch
   - update
   - watch
-- apiGroups:
-  - delegation.tether.dev
-  resources:
-  - delegations/finalizers
-  verbs:
-  - update
 - apiGroups:
   - events.k8s.io
   resources:

@@ -117,8 +117,11 @@ func (o Orchestrator) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 			})
 			if err != nil {
 				class := v1alpha1.FailureTransient
-				if errors.Is(err, agentkit.ErrBudgetExhausted) {
+				switch {
+				case errors.Is(err, agentkit.ErrBudgetExhausted):
 					class = v1alpha1.FailureBudgetExhausted
+				case errors.Is(err, agentkit.ErrClaimNotProven):
+					class = v1alpha1.FailurePolicyRefusal
 				}
 				yield(agentkit.FailEvent(ec, class, err.Error()), nil)
 				return

@@ -17,11 +17,13 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/delegation"
 	"github.com/tether-dev/tether/pkg/agentkit"
 )
 
@@ -34,7 +36,10 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	ctx := context.Background()
 	scheme := runtime.NewScheme()
 	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
-	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).Build()
+	// The Delegation the operator sent the task for: agentkit checks that the
+	// task's first message id is the one derived from its UID.
+	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orch", UID: "orch-uid"}}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).WithObjects(orch).Build()
 
 	o := Orchestrator{Kube: kube, WorkerAgent: "worker", Fanout: 3, Spend: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := agentkit.NewServer(&a2a.AgentCard{Name: "o"}, o)
@@ -46,6 +51,7 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("count things fanout=2"))
+	msg.ID = delegation.MessageID(string(orch.UID), -1)
 	msg.Metadata = map[string]any{
 		tethera2a.DelegationMetadataKey: "team/orch",
 		tethera2a.BudgetExtensionURI:    map[string]any{"meters": map[string]any{testMeter: 301}},
@@ -58,11 +64,18 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	id := res.(*a2a.Task).ID
 
 	list := &v1alpha1.DelegationList{}
-	g.Eventually(func() []v1alpha1.Delegation {
+	children := func() []v1alpha1.Delegation {
 		g.Expect(kube.List(ctx, list)).To(Succeed())
-		return list.Items
-	}).Should(HaveLen(2))
-	for _, child := range list.Items {
+		var out []v1alpha1.Delegation
+		for _, d := range list.Items {
+			if d.Spec.ParentRef != nil {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	g.Eventually(children).Should(HaveLen(2))
+	for _, child := range children() {
 		g.Expect(child.Spec.ParentRef).To(Equal(&v1alpha1.LocalRef{Name: "orch"}))
 		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: "worker"}))
 		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{testMeter: 150}))
@@ -71,7 +84,9 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 		child.Status.Phase = v1alpha1.PhaseSucceeded
 		child.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed"}
 		child.Status.Result = &v1alpha1.Result{Text: "counted"}
-		child.Status.Budget = &v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{testMeter: 100}, Spent: v1alpha1.Meters{testMeter: 100}}
+		// As the operator writes it: granted 150, the worker reported 100.
+		child.Status.Budget = &v1alpha1.BudgetStatus{Granted: v1alpha1.Meters{testMeter: 150},
+			Reported: v1alpha1.Meters{testMeter: 100}, Spent: v1alpha1.Meters{testMeter: 100}}
 		g.Expect(kube.Status().Update(ctx, &child)).To(Succeed())
 	}
 

@@ -1,0 +1,264 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	tethera2a "github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/pkg/agentkit"
+)
+
+// benchAgent is an agentkit server (leases honoured, lapsed tasks
+// cancelled) on loopback that notes when each call arrives: sends by the
+// Delegation named in the text, renewals and cancels by task id. Tasks
+// whose text says "quick" complete at once; the others run until cancelled.
+// Everything lives in memory and costs a goroutine per running task, so
+// 10,000 tasks are cheap.
+type benchAgent struct {
+	srv *agentkit.Server
+	hs  *httptest.Server
+
+	mu       sync.Mutex
+	sends    map[string]time.Time   // Delegation name → first SendMessage
+	started  map[string]time.Time   // task id → when the task started
+	renewals map[string][]time.Time // task id → GetTask calls renewing the lease
+	cancels  map[string]time.Time   // task id → first CancelTask
+}
+
+func newBenchAgent() *benchAgent {
+	a := &benchAgent{sends: map[string]time.Time{}, started: map[string]time.Time{},
+		renewals: map[string][]time.Time{}, cancels: map[string]time.Time{}}
+	quiet := slog.New(slog.DiscardHandler)
+	card := &a2a.AgentCard{Name: "bench-agent", Description: "records when calls arrive", Version: "1",
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
+	a.srv = agentkit.NewServer(card, benchExecutor{a}, agentkit.WithLogger(quiet))
+	a.hs = httptest.NewServer(a.record(a.srv))
+	return a
+}
+
+func (a *benchAgent) URL() string { return a.hs.URL }
+
+func (a *benchAgent) Close() {
+	a.hs.CloseClientConnections()
+	a.hs.Close()
+	a.srv.Close()
+}
+
+// rpc is the part of a JSON-RPC request the recorder reads.
+type rpc struct {
+	Method string `json:"method"`
+	Params struct {
+		ID      string `json:"id"`
+		Message struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"message"`
+	} `json:"params"`
+}
+
+func (a *benchAgent) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var req rpc
+			if json.Unmarshal(body, &req) == nil {
+				a.note(now, req, leaseRequested(r))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func leaseRequested(r *http.Request) bool {
+	for _, h := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
+		for _, v := range r.Header.Values(h) {
+			if strings.Contains(v, tethera2a.LeaseExtensionURI) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *benchAgent) note(now time.Time, req rpc, lease bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch req.Method {
+	case "SendMessage":
+		for _, p := range req.Params.Message.Parts {
+			if name := idOf(p.Text); name != "" {
+				if _, ok := a.sends[name]; !ok {
+					a.sends[name] = now
+				}
+			}
+		}
+	case "GetTask":
+		if lease {
+			a.renewals[req.Params.ID] = append(a.renewals[req.Params.ID], now)
+		}
+	case "CancelTask":
+		if _, ok := a.cancels[req.Params.ID]; !ok {
+			a.cancels[req.Params.ID] = now
+		}
+	}
+}
+
+// idOf reads the word "id=NAME" of a message text.
+func idOf(text string) string {
+	for w := range strings.FieldsSeq(text) {
+		if name, ok := strings.CutPrefix(w, "id="); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// sendAt is when the first SendMessage for a Delegation arrived.
+func (a *benchAgent) sendAt(name string) (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.sends[name]
+	return at, ok
+}
+
+func (a *benchAgent) sendCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.sends)
+}
+
+func (a *benchAgent) startedCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.started)
+}
+
+// cancelledTasks counts the tasks that received CancelTask; last is when
+// the latest of those first arrived.
+func (a *benchAgent) cancelledTasks() (n int, last time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id, at := range a.cancels {
+		if _, ours := a.started[id]; !ours {
+			continue
+		}
+		n++
+		if at.After(last) {
+			last = at
+		}
+	}
+	return n, last
+}
+
+// leases copies what the lease analysis needs.
+func (a *benchAgent) leases() (map[string]time.Time, map[string][]time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	started := make(map[string]time.Time, len(a.started))
+	for id, at := range a.started {
+		started[id] = at
+	}
+	renewals := make(map[string][]time.Time, len(a.renewals))
+	for id, at := range a.renewals {
+		renewals[id] = append([]time.Time(nil), at...)
+	}
+	return started, renewals
+}
+
+type benchExecutor struct{ a *benchAgent }
+
+func (x benchExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil {
+			x.a.mu.Lock()
+			x.a.started[string(ec.TaskID)] = time.Now()
+			x.a.mu.Unlock()
+			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		}
+		if strings.HasPrefix(textOf(ec.Message), "quick") {
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done")), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+			return
+		}
+		if yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			<-ctx.Done() // until cancelled, by the operator or a lapsed lease
+		}
+	}
+}
+
+// Cancel adds nothing: the kit ends the task Canceled.
+func (benchExecutor) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(func(a2a.Event, error) bool) {}
+}
+
+func textOf(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
+}
+
+// hungAgent serves a normal card, so its Agent becomes Ready, and then
+// accepts every A2A call and never answers it.
+type hungAgent struct {
+	card  *agentkit.Server
+	hs    *httptest.Server
+	stop  chan struct{}
+	calls atomic.Int64
+}
+
+func newHungAgent() *hungAgent {
+	h := &hungAgent{stop: make(chan struct{})}
+	h.card = agentkit.NewServer(&a2a.AgentCard{Name: "hung-agent", Description: "never answers", Version: "1",
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}},
+		benchExecutor{}, agentkit.WithLogger(slog.New(slog.DiscardHandler)))
+	h.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.card.ServeHTTP(w, r)
+			return
+		}
+		h.calls.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-h.stop:
+		}
+	}))
+	return h
+}
+
+func (h *hungAgent) URL() string { return h.hs.URL }
+
+func (h *hungAgent) Close() {
+	close(h.stop)
+	h.hs.CloseClientConnections()
+	h.hs.Close()
+	h.card.Close()
+}
