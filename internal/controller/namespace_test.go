@@ -70,7 +70,7 @@ func TestDeletingANamespaceCancelsEveryRunningTask(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		var list v1alpha1.DelegationList
 		g.Expect(c.List(ctx, &list, client.InNamespace(ns.Name))).To(Succeed())
-		tasks = nil
+		tasks = make([]string, 0, len(list.Items))
 		for _, d := range list.Items {
 			g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseRunning), d.Name)
 			tasks = append(tasks, d.Status.TaskID)
