@@ -53,7 +53,7 @@ func TestGatewayErrorAfterTheSendAdoptsTheTask(t *testing.T) {
 			d := e.waitPhase("child", v1alpha1.PhaseSucceeded)
 			e.g.Expect(d.Status.Result.Text).To(Equal("slow done"))
 			e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1), "exactly one task at the agent")
-			e.g.Expect(e.agent.Calls("ListTasks")).NotTo(BeEmpty(), "the task was looked up")
+			e.g.Expect(e.agent.LookUps(d.Status.ContextID)).NotTo(BeEmpty(), "the task was looked up")
 			e.g.Eventually(func(g Gomega) {
 				b := ledger(e.get("pool"))
 				g.Expect(b.Reservations).To(BeEmpty())
@@ -218,7 +218,10 @@ func TestCancelDuringALostSendCancelsTheTaskItFinds(t *testing.T) {
 	e.agent.dropSends.Store(1)
 	e.agent.failLists.Store(true)
 	e.create(e.task("lost", "wait"))
-	e.g.Eventually(func() int { return len(e.agent.Calls("ListTasks")) }, eventually, tick).Should(BeNumerically(">=", 1))
+	e.g.Eventually(func() int {
+		d := e.get("lost")
+		return len(e.agent.LookUps(delegation.ContextID(&d.Spec, string(d.UID))))
+	}, eventually, tick).Should(BeNumerically(">=", 1))
 
 	e.update("lost", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
 	e.g.Consistently(func(g Gomega) {
