@@ -120,7 +120,7 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 			Params struct {
 				ID        string `json:"id"`
 				ContextID string `json:"contextId"`
-				Message struct {
+				Message   struct {
 					MessageID string `json:"messageId"`
 					TaskID    string `json:"taskId"`
 					ContextID string `json:"contextId"`
