@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +25,14 @@ import (
 // a Warning; the lease bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
+	if s.d.Spec.Detach {
+		// A detach may have settled this Delegation in a write the cache
+		// has not shown yet: a cancel now would stop a task the user asked
+		// to leave running.
+		if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
+	}
 	if st.CancelRequested == nil && delegation.Started(st) {
 		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
 			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
