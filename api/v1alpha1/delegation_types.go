@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package v1alpha1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -71,6 +72,37 @@ type Message struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('https://tether.dev/'))",message="metadata keys under https://tether.dev/ are reserved for the operator"
 	// +optional
 	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Reply answers a task that asked for input: text and/or parts, message
+// metadata, and the A2A extensions to activate for the call that sends it (an
+// agent asking for approval through an extension reads its data under the
+// extension's URI, in metadata or a data part).
+// +kubebuilder:validation:XValidation:rule="has(self.text) || (has(self.parts) && size(self.parts) > 0)",message="a reply needs text or at least one part"
+type Reply struct {
+	// text is sent as the first text part.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Text string `json:"text,omitempty"`
+	// parts follow the text.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Parts []Part `json:"parts,omitempty"`
+	// metadata is sent as message metadata; values are any JSON. Keys under
+	// https://tether.dev/ are reserved for the operator: it never sends them
+	// with a reply (CEL cannot see into a map of untyped JSON values, so the
+	// operator, not admission, holds this rule).
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	Metadata map[string]apiextensionsv1.JSON `json:"metadata,omitempty"`
+	// extensions are the URIs of A2A extensions activated for this call
+	// (the A2A-Extensions header; X-A2A-Extensions for 0.3 agents).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s,]+$`
+	// +optional
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // LeaseSpec asks the agent to hold the task only while the operator renews it.
@@ -142,9 +174,8 @@ type DelegationSpec struct {
 	Message *Message `json:"message,omitempty"`
 	// replies continue a task that asked for input; each is sent once, in order.
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MaxLength=65536
 	// +optional
-	Replies []string `json:"replies,omitempty"`
+	Replies []Reply `json:"replies,omitempty"`
 	// tenant overrides the Agent's tenant.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -226,6 +227,11 @@ func buildSend(req SendRequest) (*a2a.Message, map[string]any, []string, error) 
 		}
 		meta[BudgetExtensionURI] = b
 		exts = append(exts, BudgetExtensionURI)
+	}
+	for _, uri := range req.Extensions {
+		if !slices.Contains(exts, uri) {
+			exts = append(exts, uri)
+		}
 	}
 	if len(meta) == 0 {
 		meta = nil

@@ -117,7 +117,7 @@ func TestLostReplyAnswerIsNotSentAgain(t *testing.T) {
 	e.agent.dropReplies.Store(1)
 	e.create(e.task("ask", "input"))
 	e.waitPhase("ask", v1alpha1.PhaseInputRequired)
-	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"blue"} })
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("blue") })
 
 	d := e.waitPhase("ask", v1alpha1.PhaseSucceeded)
 	e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
@@ -193,7 +193,7 @@ func TestCrashBetweenReplyClaimAndSendSendsTheReplyOnce(t *testing.T) {
 		}
 	})
 	crashing.Store(op)
-	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"blue"} })
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("blue") })
 	e.g.Eventually(crashed, eventually).Should(BeClosed())
 	op.Stop()
 	d := e.get("ask")

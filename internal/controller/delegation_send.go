@@ -149,10 +149,7 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope, c a2a.Cl
 	if r.beforeReplySend != nil {
 		r.beforeReplySend(ctx)
 	}
-	_, err := c.Send(ctx, a2a.SendRequest{
-		MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: st.ContextID, TaskID: st.TaskID,
-		Text: s.d.Spec.Replies[i],
-	})
+	_, err := c.Send(ctx, replyRequest(s.d, i))
 	res := callResult(err)
 	if res == delegation.CallAccepted {
 		st.ReplyInFlight = false

@@ -180,13 +180,7 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 		for k, v := range m.Metadata {
 			req.Metadata[k] = v
 		}
-		for _, p := range m.Parts {
-			part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
-			if p.Data != nil {
-				part.Data = p.Data.Raw
-			}
-			req.Parts = append(req.Parts, part)
-		}
+		req.Parts = wireParts(m.Parts)
 	}
 	// The identity claim is written last: user metadata never overrides it
 	// (admission also refuses keys under https://tether.dev/).

@@ -162,7 +162,7 @@ func TestInputRequiredThenReply(t *testing.T) {
 		e.g.Expect(d.Status.RemoteState).To(Equal(string(a2a.StateInputRequired)))
 		e.g.Expect(d.Status.Outcome.Message).To(Equal("which colour?"))
 
-		e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "blue") })
+		e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "blue"}) })
 		d = e.waitPhase("ask", v1alpha1.PhaseSucceeded)
 		e.g.Expect(d.Status.TaskID).To(Equal(id), "the reply continued the same task")
 		e.g.Expect(d.Status.RepliesSent).To(Equal(int32(1)))
