@@ -43,7 +43,7 @@ func checkLongHistory(t *testing.T, b string, messages int, bound int64) {
 	{
 		{
 
-			var ids []string
+			ids := make([]string, 0, 2)
 			for _, m := range []string{"m-kept", "m-canceled"} {
 				task, err := c.Send(context.Background(), SendRequest{MessageID: m, ContextID: "ctx-chatty", Text: fmt.Sprintf("chatty %d", messages)})
 				g.Expect(err).NotTo(HaveOccurred())
