@@ -364,6 +364,16 @@ type ChildCounts struct {
 	Canceled  int32 `json:"canceled"`
 }
 
+// SettledChild is the outcome a group keeps of one settled child.
+type SettledChild struct {
+	// +kubebuilder:validation:MaxLength=128
+	UID string `json:"uid"`
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name  string `json:"name,omitempty"`
+	Phase Phase  `json:"phase"`
+}
+
 // DelegationStatus is what the operator observed.
 type DelegationStatus struct {
 	// +optional
@@ -410,6 +420,16 @@ type DelegationStatus struct {
 	Budget *BudgetStatus `json:"budget,omitempty"`
 	// +optional
 	Children *ChildCounts `json:"children,omitempty"`
+	// settledChildren is what a group keeps of each child that settled,
+	// written in the same update as the child's charge, so a child deleted
+	// afterwards (ttlSecondsAfterFinished) still counts in the group's
+	// outcome. Bounded: when full, a succeeded child's entry makes room for
+	// a child that did not succeed.
+	// +listType=map
+	// +listMapKey=uid
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	SettledChildren []SettledChild `json:"settledChildren,omitempty"`
 	// repliesSent counts spec.replies already delivered.
 	// +optional
 	RepliesSent int32 `json:"repliesSent,omitempty"`

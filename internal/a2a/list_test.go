@@ -24,7 +24,7 @@ func stockAgent(t *testing.T, binding string) (Endpoint, *Card) {
 	handler := a2asrv.NewHandler(&testExecutor{a: a})
 	if binding == bindGRPC {
 		addr := a.serveGRPC(t, handler)
-		return Endpoint{}, cardOf(bindGRPC, "http://"+addr)
+		return Endpoint{URL: "http://" + addr}, cardOf(bindGRPC, "http://"+addr)
 	}
 	var h http.Handler
 	switch binding {

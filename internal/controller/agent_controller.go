@@ -82,10 +82,8 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	} else {
 		recordCard(&agent.Status, card)
-		if agent.Status.CanListTasks == nil || before.Status.ObservedGeneration != agent.Generation {
-			if can, known := r.canListTasks(ctx, &agent, card); known {
-				agent.Status.CanListTasks = &can
-			}
+		if can, known := r.canListTasks(ctx, &agent, card); known {
+			agent.Status.CanListTasks = &can
 		}
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
 		if !wasReady {
@@ -115,6 +113,9 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 	return a2a.ResolveCard(ctx, ep)
 }
 
+// probeTimeout bounds the ListTasks capability probe at card read.
+const probeTimeout = 5 * time.Second
+
 // canListTasks probes whether the agent lists tasks for this caller; known
 // is false when the probe got no usable answer (the last answer stands).
 func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agent, card *a2a.Card) (can, known bool) {
@@ -127,9 +128,12 @@ func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agen
 		return false, false
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// The probe must not hold the card's status back: an agent that takes
+	// calls and never answers would keep the Agent from Ready for its whole
+	// requestTimeout. Without an answer the last value stands.
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	listing, err := a2a.ProbeListing(ctx, c)
+	listing, err := a2a.ProbeListing(pctx, c)
 	if err != nil {
 		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
 	}

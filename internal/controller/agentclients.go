@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,10 @@ func (c *AgentConnector) client(ctx context.Context, agent *v1alpha1.Agent, tena
 	if err := endpointCurrent(agent); err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
+	// The generation ends the key: a changed spec gets a new client, and a
+	// cancel may fall back to any client built for the same endpoint.
+	endpoint := fmt.Sprintf("%s/%s/%s/%s/", agent.UID, agent.Status.Endpoint, agent.Status.Binding, tenant)
+	key := endpoint + fmt.Sprint(agent.Generation)
 	now := time.Now()
 	c.mu.Lock()
 	if cc, ok := c.clients[key]; ok && now.Before(cc.expires) {
@@ -134,11 +138,8 @@ func (c *AgentConnector) client(ctx context.Context, agent *v1alpha1.Agent, tena
 	ep, err := c.Endpoint(ctx, agent, tenant)
 	if err != nil {
 		if forCancel {
-			c.mu.Lock()
-			cc, ok := c.clients[key]
-			c.mu.Unlock()
-			if ok {
-				return cc.client, nil
+			if cc, ok := c.lastFor(endpoint); ok {
+				return cc, nil
 			}
 		}
 		return nil, err
@@ -168,6 +169,23 @@ func (c *AgentConnector) client(ctx context.Context, agent *v1alpha1.Agent, tena
 	}
 	c.clients[key] = cachedClient{client: cl, expires: now.Add(ttl)}
 	return cl, nil
+}
+
+// lastFor returns the newest client kept for an endpoint, whatever Agent
+// generation it was built for (deletion alone bumps the generation). It
+// sends the headers it was built with to the endpoint it was built for, so
+// new headers never reach an old endpoint.
+func (c *AgentConnector) lastFor(endpoint string) (a2a.Client, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best cachedClient
+	found := false
+	for k, cc := range c.clients {
+		if strings.HasPrefix(k, endpoint) && (!found || cc.expires.After(best.expires)) {
+			best, found = cc, true
+		}
+	}
+	return best.client, found
 }
 
 // endpointCurrent refuses an endpoint read for an earlier generation of the

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +25,14 @@ import (
 // a Warning; the lease bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
+	if s.d.Spec.Detach {
+		// A detach may have settled this Delegation in a write the cache
+		// has not shown yet: a cancel now would stop a task the user asked
+		// to leave running.
+		if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
+	}
 	if st.CancelRequested == nil && delegation.Started(st) {
 		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
 			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
@@ -120,6 +129,14 @@ func (r *DelegationReconciler) sendCancel(ctx context.Context, s *scope) (*a2a.T
 	t, err := c.Cancel(ctx, s.d.Status.TaskID)
 	if a2a.IsTaskNotFound(err) {
 		return nil, nil // nothing left to cancel
+	}
+	if errors.Is(err, a2a.ErrAnswerTooLarge) {
+		// The agent answered the cancel; only its answer was too large to
+		// read. Read the task back for its final state, if it can be read.
+		if t, gerr := c.Get(ctx, s.d.Status.TaskID, false); gerr == nil {
+			return t, nil
+		}
+		return nil, nil
 	}
 	return t, err
 }

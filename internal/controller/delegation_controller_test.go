@@ -188,7 +188,10 @@ func TestRestartBetweenSendAndStatusWriteDoesNotSendTwice(t *testing.T) {
 	e.agent.failLists.Store(true)
 	first := startOperator(t, e.ns, testOptions())
 	e.create(e.task("once", "wait"))
-	e.g.Eventually(func() int { return len(e.agent.Calls("ListTasks")) }, eventually, tick).Should(BeNumerically(">=", 1))
+	e.g.Eventually(func() int {
+		d := e.get("once")
+		return len(e.agent.LookUps(delegation.ContextID(&d.Spec, string(d.UID))))
+	}, eventually, tick).Should(BeNumerically(">=", 1))
 	e.g.Consistently(func() int { return len(e.agent.Calls("SendMessage")) }, 2*time.Second, tick).Should(Equal(1),
 		"a failed look-up is retried, never answered with a second send")
 	first.Stop()

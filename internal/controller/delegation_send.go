@@ -129,7 +129,9 @@ func (r *DelegationReconciler) lookUpSent(ctx context.Context, s *scope, c a2a.C
 	}
 	tasks, err := c.ListByContext(ctx, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
 	if err != nil {
-		if errors.Is(err, a2a.ErrUnsupported) || callResult(err) == delegation.CallRefused {
+		// An agent that refuses to list, or a context too large to read,
+		// cannot tell us: the same as an agent that cannot list.
+		if errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
 			return nil, false, nil
 		}
 		return nil, true, err
@@ -144,6 +146,9 @@ func (r *DelegationReconciler) lookUpSent(ctx context.Context, s *scope, c a2a.C
 func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope, c a2a.Client, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
+	if r.beforeReplySend != nil {
+		r.beforeReplySend(ctx)
+	}
 	_, err := c.Send(ctx, replyRequest(s.d, i))
 	res := callResult(err)
 	if res == delegation.CallAccepted {
@@ -161,23 +166,61 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope, c a2a.Cl
 	return r.remoteError(ctx, s, err)
 }
 
-// checkReply settles a claimed reply against the task read back: it reports
-// whether the same reply is to be sent again.
-func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend bool) {
+// checkReply settles a claimed reply against the task read back: resend
+// says the same reply is to be sent again; wait that it cannot be told yet
+// (the look-up failed), so nothing else is sent this pass.
+func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend, wait bool) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
 	if i < 0 || i >= len(s.d.Spec.Replies) {
 		st.ReplyInFlight = false
-		return false
+		return false, false
+	}
+	if t.State == a2a.StateInputRequired && len(t.MessageIDs) == 0 {
+		// Polls ask for no history; the look-up by context returns the
+		// recent messages, which tell whether the reply arrived.
+		var err error
+		if t, err = r.withRecentMessages(ctx, s, t); err != nil {
+			logf.FromContext(ctx).Info("cannot tell whether a reply arrived; will look again", "error", err.Error())
+			return false, true
+		}
 	}
 	switch delegation.CheckReply(t, delegation.MessageID(string(s.d.UID), i)) {
 	case delegation.ReplyMissing:
 		logf.FromContext(ctx).Info("a claimed reply did not reach the agent; sending it again", "reply", i)
-		return true
+		return true, false
 	case delegation.ReplyUnconfirmed:
 		r.Recorder.Eventf(s.d, nil, "Warning", "ReplyUnconfirmed", "Reply",
 			"reply %d may not have reached the agent, which returns no history; it is not sent again", i)
 	}
 	st.ReplyInFlight = false
-	return false
+	return false, false
+}
+
+// withRecentMessages returns t with the client's recent message ids, read by
+// listing the task's context; t as it is when the agent cannot list. An
+// error means the look-up may work later.
+func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope, t *a2a.Task) (*a2a.Task, error) {
+	if !agentCanList(s.agent) || s.d.Status.ContextID == "" {
+		return t, nil
+	}
+	c, err := r.client(ctx, s)
+	if err != nil {
+		return t, err
+	}
+	tasks, err := c.ListByContext(ctx, s.d.Status.ContextID)
+	if errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	for _, listed := range tasks {
+		if listed.ID == t.ID {
+			out := *t
+			out.MessageIDs = listed.MessageIDs
+			return &out, nil
+		}
+	}
+	return t, nil
 }

@@ -238,8 +238,12 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, c a2a.Cl
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
 	if st.ReplyInFlight {
-		if resend := r.checkReply(ctx, s, t); resend {
+		resend, wait := r.checkReply(ctx, s, t)
+		if resend {
 			return r.sendReply(ctx, s, c, delegation.ReplySent())
+		}
+		if wait {
+			return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
 		}
 	}
 	step := delegation.Follow(s.observation(r.Options), t)
