@@ -56,6 +56,7 @@ test: verify vet ## Run every test on a real local control plane (builds it on f
 	@assets="$$(hack/control-plane.sh)"; \
 	echo "running tests (control plane from $$assets)"; \
 	KUBEBUILDER_ASSETS="$$assets" go test ./... -count=1 -timeout 20m
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 .PHONY: bench
 bench: ## Measure the operator beside floors on a local control plane; table, CSV and chart in bin/bench (or BENCH_OUT).
@@ -67,10 +68,13 @@ bench: ## Measure the operator beside floors on a local control plane; table, CS
 
 .PHONY: build
 build: ## Build the operator, the kubectl plugin and the sample agents into bin/ (version stamped in).
-	go build -ldflags "$(LDFLAGS)" -o bin/manager ./cmd
-	go build -ldflags "$(LDFLAGS)" -o bin/kubectl-tether ./cmd/kubectl-tether
-	go build -ldflags "$(LDFLAGS)" -o bin/worker ./examples/agents/worker
-	go build -ldflags "$(LDFLAGS)" -o bin/orchestrator ./examples/agents/orchestrator
+	@echo "building bin/manager, bin/kubectl-tether, bin/worker, bin/orchestrator ($(VERSION))"
+	@go mod download >/dev/null 2>&1 || go mod download
+	@go build -ldflags "$(LDFLAGS)" -o bin/manager ./cmd
+	@go build -ldflags "$(LDFLAGS)" -o bin/kubectl-tether ./cmd/kubectl-tether
+	@cp cmd/kubectl-tether/kubectl_complete-tether bin/
+	@go build -ldflags "$(LDFLAGS)" -o bin/worker ./examples/agents/worker
+	@go build -ldflags "$(LDFLAGS)" -o bin/orchestrator ./examples/agents/orchestrator
 
 .PHONY: run
 run: ## Run the operator against the current kubeconfig.
@@ -78,7 +82,8 @@ run: ## Run the operator against the current kubeconfig.
 
 .PHONY: demo
 demo: build ## Start a local control plane, the operator and sample agents, and run a delegation tree.
-	@go run ./hack/demo
+	@go build -o bin/demo ./hack/demo
+	@bin/demo
 
 .PHONY: docker-build
 docker-build: ## Build the operator image (version, commit and date stamped in).

@@ -29,6 +29,18 @@ if have; then echo "$BIN_DIR"; exit 0; fi
 
 work="$CACHE_ROOT/build"
 mkdir -p "$work/k8s" "$work/etcd"
+# The go command's module chatter (go: added ..., go: downloading ...) goes to a
+# log; it is shown only when a step fails.
+build_log="$work/build.log"
+: > "$build_log"
+quiet() {
+  if ! "$@" >>"$build_log" 2>&1; then
+    log "failed: $*"
+    tail -n 40 "$build_log" >&2
+    log "full log: $build_log"
+    return 1
+  fi
+}
 
 if [ ! -x "$BIN_DIR/etcd" ]; then
   log "building etcd $ETCD_VERSION (about 1 minute on a cold cache)..."
@@ -49,9 +61,9 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
-  go mod tidy >&2
-  go build -o "$BIN_DIR/etcd.tmp" . >&2
+  quiet go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  quiet go mod tidy
+  quiet go build -o "$BIN_DIR/etcd.tmp" .
   mv "$BIN_DIR/etcd.tmp" "$BIN_DIR/etcd"
   log "etcd ready"
 fi
@@ -60,7 +72,7 @@ if [ ! -x "$BIN_DIR/kube-apiserver" ] || [ ! -x "$BIN_DIR/kube-controller-manage
   log "building kube-apiserver and kube-controller-manager $K8S_VERSION"
   log "(several minutes on a cold cache: 7-8 min on 2 cores; later runs reuse $BIN_DIR)"
   cd "$work/k8s"
-  modinfo=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION")
+  modinfo=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" 2>>"$build_log")
   gomod=$(printf '%s' "$modinfo" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
   {
     echo "module tether.local/k8s"
@@ -86,13 +98,13 @@ import (
 )
 GO
   log "resolving modules..."
-  GOFLAGS=-mod=mod go mod tidy >&2
+  quiet go mod tidy
   log "compiling (go build prints nothing until it is done)..."
   start=$(date +%s)
   ( while sleep 60; do log "still compiling... $(( $(date +%s) - start ))s"; done ) &
   ticker=$!
   trap 'kill $ticker 2>/dev/null || true' EXIT
-  go build -o "$BIN_DIR/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager >&2
+  quiet go build -o "$BIN_DIR/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
   kill $ticker 2>/dev/null || true
   log "kube-apiserver and kube-controller-manager ready after $(( $(date +%s) - start ))s"
 fi

@@ -131,7 +131,10 @@ type AgentSpec struct {
 
 // AgentSkill is one skill the agent card advertises.
 type AgentSkill struct {
-	ID   string `json:"id"`
+	// +kubebuilder:validation:MaxLength=256
+	ID string `json:"id"`
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
 	Name string `json:"name,omitempty"`
 }
 
@@ -143,7 +146,8 @@ type AgentExtensions struct {
 
 // AgentStatus is what the operator read from the agent card.
 type AgentStatus struct {
-	// cardName is the agent card's name.
+	// cardName is the agent card's name (cut to 256 bytes).
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	CardName string `json:"cardName,omitempty"`
 	// skills advertised by the card (bounded to the first 64).
@@ -151,15 +155,19 @@ type AgentStatus struct {
 	// +optional
 	Skills []AgentSkill `json:"skills,omitempty"`
 	// protocolVersion of the interface chosen: 1.0 or 0.3.
+	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	// binding chosen: JSONRPC, HTTP+JSON or GRPC.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Binding string `json:"binding,omitempty"`
 	// endpoint is the URL of the chosen interface.
+	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 	// tenant of the chosen interface, sent unless the Agent or Delegation sets one.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Tenant string `json:"tenant,omitempty"`
 	// streaming is true when the card advertises streaming.
@@ -171,6 +179,14 @@ type AgentStatus struct {
 	// extensions the card declares.
 	// +optional
 	Extensions AgentExtensions `json:"extensions,omitempty"`
+	// canListTasks says whether the agent lists tasks for the operator
+	// (A2A ListTasks), probed when the card is read: false for 0.3 agents,
+	// agents without ListTasks and agents that refuse this caller (a default
+	// a2a-go handler answers Unauthenticated). Only an agent that can list
+	// lets the operator find a task whose send answer was lost. Unset until
+	// a probe got an answer.
+	// +optional
+	CanListTasks *bool `json:"canListTasks,omitempty"`
 	// lastRefreshTime is when the card was last read successfully.
 	// +optional
 	LastRefreshTime *metav1.Time `json:"lastRefreshTime,omitempty"`

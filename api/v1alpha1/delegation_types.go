@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package v1alpha1
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -79,6 +80,37 @@ type Message struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+// Reply answers a task that asked for input: text and/or parts, message
+// metadata, and the A2A extensions to activate for the call that sends it (an
+// agent asking for approval through an extension reads its data under the
+// extension's URI, in metadata or a data part).
+// +kubebuilder:validation:XValidation:rule="has(self.text) || (has(self.parts) && size(self.parts) > 0)",message="a reply needs text or at least one part"
+type Reply struct {
+	// text is sent as the first text part.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	// +optional
+	Text string `json:"text,omitempty"`
+	// parts follow the text.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Parts []Part `json:"parts,omitempty"`
+	// metadata is sent as message metadata; values are any JSON. Keys under
+	// https://tether.dev/ are reserved for the operator: it never sends them
+	// with a reply (CEL cannot see into a map of untyped JSON values, so the
+	// operator, not admission, holds this rule).
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	Metadata map[string]apiextensionsv1.JSON `json:"metadata,omitempty"`
+	// extensions are the URIs of A2A extensions activated for this call
+	// (the A2A-Extensions header; X-A2A-Extensions for 0.3 agents).
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s,]+$`
+	// +optional
+	Extensions []string `json:"extensions,omitempty"`
+}
+
 // LeaseSpec asks the agent to hold the task only while the operator renews it.
 type LeaseSpec struct {
 	// ttl is how long the task lives without a renewal. Renewed every ttl/3.
@@ -148,9 +180,8 @@ type DelegationSpec struct {
 	Message *Message `json:"message,omitempty"`
 	// replies continue a task that asked for input; each is sent once, in order.
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MaxLength=65536
 	// +optional
-	Replies []string `json:"replies,omitempty"`
+	Replies []Reply `json:"replies,omitempty"`
 	// tenant overrides the Agent's tenant.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
@@ -232,6 +263,7 @@ const (
 // Outcome explains the phase.
 type Outcome struct {
 	// reason is a CamelCase word, e.g. Completed, Requested, ParentDeleted.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// failureClass is set when the phase is Failed.
@@ -282,6 +314,7 @@ type LeaseStatus struct {
 	// +optional
 	GrantedUntil *metav1.Time `json:"grantedUntil,omitempty"`
 	// reason explains granted=false.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Reason string `json:"reason,omitempty"`
 }
@@ -309,7 +342,9 @@ type BudgetStatus struct {
 	// reserved is held by active children.
 	// +optional
 	Reserved Meters `json:"reserved,omitempty"`
-	// reported is the spend the task's own agent last reported.
+	// reported is the spend the task's own agent last reported (at most 32
+	// meters are read from a report).
+	// +kubebuilder:validation:MaxProperties=32
 	// +optional
 	Reported Meters `json:"reported,omitempty"`
 	// charged is what settled children were charged.
@@ -335,16 +370,31 @@ type ChildCounts struct {
 	Canceled  int32 `json:"canceled"`
 }
 
+// SettledChild is the outcome a group keeps of one settled child.
+type SettledChild struct {
+	// +kubebuilder:validation:MaxLength=128
+	UID string `json:"uid"`
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name  string `json:"name,omitempty"`
+	Phase Phase  `json:"phase"`
+}
+
 // DelegationStatus is what the operator observed.
 type DelegationStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
-	// taskID is the remote task id.
+	// taskID is the remote task id. An agent answering a longer one gets an
+	// InvalidAgentResponse error instead.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	TaskID string `json:"taskID,omitempty"`
+	// contextID is the remote context id.
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContextID string `json:"contextID,omitempty"`
 	// remoteState is the task state the agent last reported.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	RemoteState string `json:"remoteState,omitempty"`
 	// sendStarted records that a send was in flight, so a restarted operator
@@ -376,6 +426,16 @@ type DelegationStatus struct {
 	Budget *BudgetStatus `json:"budget,omitempty"`
 	// +optional
 	Children *ChildCounts `json:"children,omitempty"`
+	// settledChildren is what a group keeps of each child that settled,
+	// written in the same update as the child's charge, so a child deleted
+	// afterwards (ttlSecondsAfterFinished) still counts in the group's
+	// outcome. Bounded: when full, a succeeded child's entry makes room for
+	// a child that did not succeed.
+	// +listType=map
+	// +listMapKey=uid
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	SettledChildren []SettledChild `json:"settledChildren,omitempty"`
 	// repliesSent counts spec.replies already delivered.
 	// +optional
 	RepliesSent int32 `json:"repliesSent,omitempty"`

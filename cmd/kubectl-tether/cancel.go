@@ -25,8 +25,7 @@ func cancelDelegation(ctx context.Context, c client.Client, key client.ObjectKey
 	if err := c.Get(ctx, key, d); err != nil {
 		return "", err
 	}
-	switch d.Status.Phase {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
+	if d.Status.Phase.Settled() {
 		return fmt.Sprintf("delegation %q is already %s; nothing to cancel", d.Name, d.Status.Phase), nil
 	}
 	if d.Spec.Cancel {

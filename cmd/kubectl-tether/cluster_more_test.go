@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +47,7 @@ func TestClusterTreeAcrossNamespacesAndPrinters(t *testing.T) {
 	var list v1alpha1.DelegationList
 	g.Expect(json.Unmarshal([]byte(res.stdout), &list)).To(Succeed())
 	g.Expect(list.Kind).To(Equal("DelegationList"))
-	var names []string
+	names := make([]string, 0, len(list.Items))
 	for _, d := range list.Items {
 		g.Expect(d.Kind).To(Equal("Delegation"))
 		g.Expect(d.Namespace).To(Equal(a.ns))
@@ -205,8 +206,9 @@ func TestClusterEvents(t *testing.T) {
 
 	res := kubectlTether(s.ns, "events", "child")
 	g.Expect(res.code).To(Equal(0), res.stderr)
-	var reasons []string
-	for _, line := range strings.Split(strings.TrimSpace(res.stdout), "\n")[1:] {
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")[1:]
+	reasons := make([]string, 0, len(lines))
+	for _, line := range lines {
 		reasons = append(reasons, strings.Fields(line)[2]+"@"+strings.Fields(line)[3])
 	}
 	g.Expect(reasons).To(Equal([]string{"Sent@delegation/child", "Sent@delegation/grandchild",
@@ -216,7 +218,7 @@ func TestClusterEvents(t *testing.T) {
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	var list eventsv1.EventList
 	g.Expect(json.Unmarshal([]byte(res.stdout), &list)).To(Succeed())
-	var names []string
+	names := make([]string, 0, len(list.Items))
 	for _, ev := range list.Items {
 		names = append(names, ev.Name)
 	}
@@ -272,4 +274,38 @@ func tableClientConfig() *rest.Config {
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	cfg.APIPath = "/apis"
 	return cfg
+}
+
+func TestClusterStructuredReply(t *testing.T) {
+	g := NewWithT(t)
+	s := newScene(t)
+	file := t.TempDir() + "/decision.json"
+	g.Expect(os.WriteFile(file, []byte("{\n  \"decision\": \"approved\"\n}\n"), 0o600)).To(Succeed())
+	const ext = "https://example.com/a2a/ext/tool-approval/v1"
+
+	res := kubectlTether(s.ns, "reply", "child", "ok", "--data", `{"ticket": 42}`,
+		"--metadata", ext+"=@"+file, "--metadata", "reviewer=alice", "--extension", ext)
+	g.Expect(res.code).To(Equal(0), res.stderr)
+	replies := s.get(t, "child").Spec.Replies
+	g.Expect(replies).To(HaveLen(1))
+	r := replies[0]
+	g.Expect(r.Text).To(Equal("ok"))
+	g.Expect(r.Parts).To(HaveLen(1))
+	g.Expect(string(r.Parts[0].Data.Raw)).To(Equal(`{"ticket":42}`))
+	g.Expect(string(r.Metadata[ext].Raw)).To(Equal(`{"decision":"approved"}`))
+	g.Expect(string(r.Metadata["reviewer"].Raw)).To(Equal(`"alice"`))
+	g.Expect(r.Extensions).To(Equal([]string{ext}))
+
+	// Refused before anything is sent.
+	for _, args := range [][]string{
+		{"reply", "child"},
+		{"reply", "child", "--data", "{not json"},
+		{"reply", "child", "ok", "--metadata", "novalue"},
+		{"reply", "child", "ok", "--extension", "not a uri"},
+		{"reply", "child", "ok", "--metadata", "https://tether.dev/a2a/delegation=x/y"},
+	} {
+		res := kubectlTether(s.ns, args...)
+		g.Expect(res.code).To(Equal(exitUsage), "%v: %s", args, res.stderr)
+	}
+	g.Expect(s.get(t, "child").Spec.Replies).To(HaveLen(1))
 }

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,6 +35,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/test/cluster"
@@ -57,6 +59,7 @@ var apiServer struct {
 }
 
 func TestMain(m *testing.M) {
+	logf.SetLogger(logr.Discard())
 	code := m.Run()
 	if apiServer.env != nil {
 		if err := apiServer.env.Stop(); err != nil {
@@ -397,7 +400,7 @@ func TestClusterReply(t *testing.T) {
 	res := kubectlTether(s.ns, "reply", "child", "blue")
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	g.Expect(res.stdout).To(Equal("delegation \"child\" is Running: reply 1 is sent when the agent asks for input\n"))
-	g.Expect(s.get(t, "child").Spec.Replies).To(Equal([]string{"blue"}))
+	g.Expect(s.get(t, "child").Spec.Replies).To(Equal(replies("blue")))
 }
 
 // TestClusterRacingReplies makes two replies read the same resourceVersion
@@ -423,7 +426,7 @@ func TestClusterRacingReplies(t *testing.T) {
 	}
 	g.Expect(gate.patchCodes()).To(ConsistOf(http.StatusOK, http.StatusConflict, http.StatusOK),
 		"both replies patched from the same resourceVersion, one was refused and retried")
-	g.Expect(s.get(t, "child").Spec.Replies).To(ConsistOf("red", "green"), "each reply exactly once")
+	g.Expect(s.get(t, "child").Spec.Replies).To(ConsistOf(replies("red", "green")), "each reply exactly once")
 }
 
 // raceGate is a proxy to the API server that holds every PATCH of one

@@ -108,7 +108,7 @@ func delegationList(items []v1alpha1.Delegation) *v1alpha1.DelegationList {
 	list := &v1alpha1.DelegationList{Items: items}
 	for i := range list.Items {
 		list.Items[i].APIVersion = v1alpha1.GroupVersion.String()
-		list.Items[i].Kind = "Delegation"
+		list.Items[i].Kind = kindDelegation
 	}
 	return list
 }

@@ -28,7 +28,7 @@ func TestRenderDescribe(t *testing.T) {
 				outcome("Working", "", "drafting the outline"),
 				func(d *v1alpha1.Delegation) {
 					d.Spec.Skill = "research"
-					d.Spec.Replies = []string{"EU only", "and cite sources"}
+					d.Spec.Replies = replies("EU only", "and cite sources")
 					d.Status.RepliesSent = 1
 					d.Status.RemoteState = "working"
 					d.Status.StartTime = at(-9 * time.Minute)

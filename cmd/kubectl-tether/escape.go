@@ -64,7 +64,7 @@ func needsEscape(s string, keepLayout bool) bool {
 		if (r == utf8.RuneError && size == 1) || r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidiControl(r) {
 			return true
 		}
-		if r < 0x20 && !(keepLayout && (r == '\n' || r == '\t')) {
+		if r < 0x20 && (!keepLayout || (r != '\n' && r != '\t')) {
 			return true
 		}
 		i += size

@@ -76,7 +76,7 @@ func eventsCmd(ctx context.Context, e *env, args []string) error {
 	var items []eventsv1.Event
 	for _, ev := range events.Items {
 		r := ev.Regarding
-		if r.Kind != "Delegation" || r.APIVersion != v1alpha1.GroupVersion.String() {
+		if r.Kind != kindDelegation || r.APIVersion != v1alpha1.GroupVersion.String() {
 			continue
 		}
 		if members != nil && !members[treeKey(r.Namespace, r.Name)] {
@@ -128,7 +128,8 @@ func renderEvents(items []eventsv1.Event, now time.Time, wide, namespaces bool) 
 	if namespaces {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
-	rows := [][]string{header}
+	rows := make([][]string, 0, 1+len(items))
+	rows = append(rows, header)
 	for _, ev := range items {
 		row := []string{
 			age(metav1.NewTime(lastSeen(ev)), now),

@@ -67,3 +67,11 @@ func fakeClient(funcs interceptor.Funcs, objs ...client.Object) client.WithWatch
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.Delegation{}).WithInterceptorFuncs(funcs).Build()
 }
+
+func replies(texts ...string) []v1alpha1.Reply {
+	out := make([]v1alpha1.Reply, 0, len(texts))
+	for _, t := range texts {
+		out = append(out, v1alpha1.Reply{Text: t})
+	}
+	return out
+}

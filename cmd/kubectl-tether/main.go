@@ -16,6 +16,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/go-logr/logr"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Exit codes. A CI job can tell them apart; `wait` adds its own (see wait.go).
@@ -26,6 +29,10 @@ const (
 )
 
 func main() {
+	// controller-runtime's client logs through its own logger; the plugin
+	// reports errors itself (and a long wait must not print a warning that no
+	// logger was set).
+	logf.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

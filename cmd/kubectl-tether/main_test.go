@@ -61,7 +61,8 @@ func TestUsageMessages(t *testing.T) {
 		{nil, "error: no command given\n"},
 		{[]string{"frobnicate"}, `error: unknown command "frobnicate" for "kubectl tether"` + "\n"},
 		{[]string{"tree", "a", "b"}, "error: wrong number of arguments for tree\n"},
-		{[]string{"reply", "a"}, "error: wrong number of arguments for reply\n"},
+		{[]string{"reply", "a"}, "error: a reply needs TEXT or --data\n"},
+		{[]string{"reply", "a", "b", "c"}, "error: wrong number of arguments for reply\n"},
 		{[]string{"describe"}, "error: wrong number of arguments for describe\n"},
 	}
 	for _, tc := range tests {

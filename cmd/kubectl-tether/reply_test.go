@@ -21,7 +21,7 @@ var askKey = client.ObjectKey{Namespace: "default", Name: "ask"}
 
 func waitingForInput() *v1alpha1.Delegation {
 	d := dlg("ask", "clarifier", v1alpha1.PhaseInputRequired, time.Minute, task("t-1"))
-	d.Spec.Replies = []string{"first"}
+	d.Spec.Replies = replies("first")
 	return &d
 }
 
@@ -37,11 +37,11 @@ func TestAppendReply(t *testing.T) {
 		},
 	}, waitingForInput())
 
-	d, err := appendReply(ctx, c, askKey, "second")
+	d, err := appendReply(ctx, c, askKey, v1alpha1.Reply{Text: "second"})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(d.Spec.Replies).To(Equal([]string{"first", "second"}))
+	g.Expect(d.Spec.Replies).To(Equal(replies("first", "second")))
 	g.Expect(patches).To(HaveLen(1))
-	g.Expect(patches[0]).To(MatchJSON(`{"metadata":{"resourceVersion":"999"},"spec":{"replies":["first","second"]}}`),
+	g.Expect(patches[0]).To(MatchJSON(`{"metadata":{"resourceVersion":"999"},"spec":{"replies":[{"text":"first"},{"text":"second"}]}}`),
 		"a merge patch guarded by the resourceVersion it was computed from")
 	g.Expect(replyNote(d)).To(Equal(`delegation "ask": reply 2 queued; the operator sends it to the waiting task`))
 }
@@ -57,18 +57,18 @@ func TestAppendReplyKeepsAConcurrentAppend(t *testing.T) {
 				raced = true
 				other := &v1alpha1.Delegation{}
 				g.Expect(c.Get(ctx, askKey, other)).To(Succeed())
-				other.Spec.Replies = append(other.Spec.Replies, "theirs")
+				other.Spec.Replies = append(other.Spec.Replies, v1alpha1.Reply{Text: "theirs"})
 				g.Expect(c.Update(ctx, other)).To(Succeed())
 			}
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 	}, waitingForInput())
 
-	_, err := appendReply(ctx, c, askKey, "ours")
+	_, err := appendReply(ctx, c, askKey, v1alpha1.Reply{Text: "ours"})
 	g.Expect(err).NotTo(HaveOccurred())
 	stored := &v1alpha1.Delegation{}
 	g.Expect(c.Get(ctx, askKey, stored)).To(Succeed())
-	g.Expect(stored.Spec.Replies).To(Equal([]string{"first", "theirs", "ours"}))
+	g.Expect(stored.Spec.Replies).To(Equal(replies("first", "theirs", "ours")))
 }
 
 func TestAppendReplyRefusesWhatCouldNeverBeSent(t *testing.T) {
@@ -90,7 +90,7 @@ func TestAppendReplyRefusesWhatCouldNeverBeSent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			c := fakeClient(interceptor.Funcs{}, tc.d)
-			_, err := appendReply(context.Background(), c, askKey, "late")
+			_, err := appendReply(context.Background(), c, askKey, v1alpha1.Reply{Text: "late"})
 			g.Expect(err).To(MatchError(tc.wantErr))
 			stored := &v1alpha1.Delegation{}
 			g.Expect(c.Get(context.Background(), askKey, stored)).To(Succeed())
@@ -102,6 +102,6 @@ func TestAppendReplyRefusesWhatCouldNeverBeSent(t *testing.T) {
 func TestReplyNoteWhileRunning(t *testing.T) {
 	g := NewWithT(t)
 	d := dlg("ask", "clarifier", v1alpha1.PhaseRunning, time.Minute)
-	d.Spec.Replies = []string{"a"}
+	d.Spec.Replies = replies("a")
 	g.Expect(replyNote(&d)).To(Equal(`delegation "ask" is Running: reply 1 is sent when the agent asks for input`))
 }

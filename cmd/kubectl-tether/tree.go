@@ -15,6 +15,9 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
+// kindDelegation is the kind of the objects the plugin draws.
+const kindDelegation = "Delegation"
+
 // parentName is the name of d's parent: spec.parentRef, or failing that a
 // Delegation ownerReference (objects created by tools that set the owner
 // directly), preferring the controller reference.
@@ -24,7 +27,7 @@ func parentName(d *v1alpha1.Delegation) string {
 	}
 	name := ""
 	for _, ref := range d.OwnerReferences {
-		if ref.Kind != "Delegation" || !strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/") {
+		if ref.Kind != kindDelegation || !strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/") {
 			continue
 		}
 		if ref.Controller != nil && *ref.Controller {

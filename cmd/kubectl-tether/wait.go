@@ -183,8 +183,9 @@ func (w *waiter) run(ctx context.Context) error {
 	var store cache.Store
 	var worst verdict
 	evaluate := func() (bool, error) {
-		var items []v1alpha1.Delegation
-		for _, obj := range store.List() {
+		objs := store.List()
+		items := make([]v1alpha1.Delegation, 0, len(objs))
+		for _, obj := range objs {
 			items = append(items, *obj.(*v1alpha1.Delegation))
 		}
 		done, v, err := w.check(items)
@@ -232,8 +233,9 @@ func (w *waiter) subject() string {
 
 // report prints each target with its phase, as it ended.
 func (w *waiter) report(store cache.Store) {
-	var items []v1alpha1.Delegation
-	for _, obj := range store.List() {
+	objs := store.List()
+	items := make([]v1alpha1.Delegation, 0, len(objs))
+	for _, obj := range objs {
 		items = append(items, *obj.(*v1alpha1.Delegation))
 	}
 	targets, err := w.targets(items)

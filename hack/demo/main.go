@@ -24,10 +24,13 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/test/cluster"
@@ -38,6 +41,8 @@ const namespace = "demo"
 func say(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
 
 func main() {
+	// Progress lines only: controller-runtime's client says nothing unless it fails.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx); err != nil {
@@ -105,10 +110,13 @@ func run(ctx context.Context) (err error) {
 	d.summary()
 
 	if keep {
-		say("DEMO_KEEP is set: everything keeps running. Try:")
-		fmt.Printf("    export KUBECONFIG=%s\n", d.cluster.Kubeconfig())
-		fmt.Printf("    kubectl get delegations -n %s\n", namespace)
-		fmt.Printf("    %s tree research -n %s\n", filepath.Join(root, "bin", "kubectl-tether"), namespace)
+		say("DEMO_KEEP is set: everything keeps running. Look around:")
+		fmt.Printf("    export KUBECONFIG=%s PATH=%s:$PATH\n", d.cluster.Kubeconfig(), filepath.Join(root, "bin"))
+		fmt.Printf("    kubectl tether tree research -n %s\n", namespace)
+		fmt.Printf("    kubectl get dlg -n %s\n", namespace)
+		fmt.Printf("    kubectl get tagent -n %s\n", namespace)
+		fmt.Printf("    kubectl tether events research -n %s\n", namespace)
+		fmt.Printf("    kubectl tether describe research -n %s\n", namespace)
 		fmt.Println("Press Ctrl-C to stop it all.")
 		<-ctx.Done()
 		d.stop()

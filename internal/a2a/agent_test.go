@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,7 @@ const cardTenant = "card-tenant"
 //	fail        fails with failure class Transient
 //	message     answers with a Message instead of a task
 //	big         waits for release, then completes with a 64 KiB artifact
+//	chatty <n>  posts n progress messages of 4 KiB, waits for release, completes
 //	bad-params  refuses with InvalidParams before starting anything
 type testAgent struct {
 	binding string
@@ -338,6 +340,11 @@ func (e *testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 			return
 		}
+		chatty := 0
+		if n, ok := strings.CutPrefix(text, "chatty "); ok {
+			chatty, _ = strconv.Atoi(n)
+			text = "chatty"
+		}
 		switch text {
 		case "ask":
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, agentMessage(ec, "need more", nil)), nil)
@@ -365,6 +372,23 @@ func (e *testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 			yield(done, nil)
 		case "fail":
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, agentMessage(ec, "boom", map[string]any{FailureClassMetadataKey: "Transient"})), nil)
+		case "chatty":
+			// A stock agent reporting progress: every status message goes
+			// to the history, n × 4 KiB of it.
+			for i := 1; i <= chatty; i++ {
+				msg := agentMessage(ec, fmt.Sprintf("progress %d %s", i, strings.Repeat("p", 4<<10)), nil)
+				if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg), nil) {
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.a.release:
+			}
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done: chatty")), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, agentMessage(ec, "finished", nil)), nil)
+			}
 		case "big":
 			select { // so that the send answer is still small
 			case <-ctx.Done():

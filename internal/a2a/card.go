@@ -81,8 +81,12 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 		}
 		return nil, fmt.Errorf("%w: no usable interface in the agent card (has: %s)", ErrUnsupported, strings.Join(have, ", "))
 	}
+	if len(iface.URL) > MaxInterfaceURLLength || len(iface.Tenant) > MaxTenantLength {
+		return nil, fmt.Errorf("%w: the chosen interface's URL (%d bytes) or tenant (%d bytes) is too long",
+			ErrUnsupported, len(iface.URL), len(iface.Tenant))
+	}
 	out := &Card{
-		Name:              c.Name,
+		Name:              cut(c.Name, MaxCardNameLength),
 		ProtocolVersion:   version,
 		Binding:           string(iface.ProtocolBinding),
 		URL:               iface.URL,
@@ -91,7 +95,13 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 		PushNotifications: c.Capabilities.PushNotifications,
 	}
 	for _, s := range c.Skills {
-		out.Skills = append(out.Skills, Skill{ID: s.ID, Name: s.Name})
+		if len(out.Skills) == MaxSkills {
+			break
+		}
+		if len(s.ID) > MaxSkillFieldLength {
+			continue
+		}
+		out.Skills = append(out.Skills, Skill{ID: s.ID, Name: cut(s.Name, MaxSkillFieldLength)})
 	}
 	for _, e := range c.Capabilities.Extensions {
 		switch e.URI {

@@ -29,6 +29,13 @@ const (
 	listHistory = 8
 )
 
+// noHistory asks for a task without its message history. Every call but the
+// look-up by context asks for it: the operator reads the state, the status
+// message and the artifacts, never the history, and an agent that posts
+// hundreds of progress messages would otherwise push every answer over the
+// size bound.
+func noHistory() *int { n := 0; return &n }
+
 // Dial reads the agent card and returns a client for the interface it chose.
 func Dial(ctx context.Context, ep Endpoint) (Client, error) {
 	card, err := ResolveCard(ctx, ep)
@@ -117,7 +124,7 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	}
 	ctx, ci := withCallInfo(ctx)
 	// 0.3: a2a-go sends ReturnImmediately as blocking=false.
-	cfg := &a2a.SendMessageConfig{ReturnImmediately: true}
+	cfg := &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: noHistory()}
 	if p := req.Push; p != nil {
 		cfg.PushConfig = &a2a.PushConfig{URL: p.URL, Token: p.Token, Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: p.Token}}
 	}
@@ -127,9 +134,9 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	}
 	switch r := res.(type) {
 	case *a2a.Task:
-		return taskFromWire(r), nil
+		return checked(opSend, taskFromWire(r))
 	case *a2a.Message:
-		return taskFromMessage(r), nil
+		return checked(opSend, taskFromMessage(r))
 	}
 	return nil, &Error{Kind: KindTransport, Op: opSend, Reason: ReasonInvalidResponse, Err: fmt.Errorf("unexpected result %T", res)}
 }
@@ -144,15 +151,18 @@ func (c *client) Get(ctx context.Context, taskID string, renewLease bool) (*Task
 	if renewLease {
 		ctx = activate(ctx, LeaseExtensionURI)
 	}
-	t, err := c.c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID)})
+	t, err := c.c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID), HistoryLength: noHistory()})
 	if err != nil {
 		return nil, ci.wrap(opGet, err)
 	}
-	return taskFromWire(t), nil
+	return checked(opGet, taskFromWire(t))
 }
 
 // Cancel asks the agent to cancel. TaskNotCancelable means the task is
-// already terminal: the task is read back and returned without error.
+// already terminal: the task is read back and returned without error. A2A's
+// CancelTask cannot ask for less history, so its answer may be over the size
+// bound (ErrAnswerTooLarge): the agent did answer, so the cancel counts as
+// delivered and the task is read back without history.
 func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 	if taskID == "" {
 		return nil, localError(opCancel, ReasonInvalidRequest, errors.New("empty task id"))
@@ -160,54 +170,79 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 	cctx, ci := withCallInfo(ctx)
 	t, err := c.c.CancelTask(cctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
 	if err == nil {
-		return taskFromWire(t), nil
+		return checked(opCancel, taskFromWire(t))
 	}
 	err = ci.wrap(opCancel, err)
 	var e *Error
-	if errors.As(err, &e) && e.Reason == ReasonTaskNotCancelable {
+	if (errors.As(err, &e) && e.Reason == ReasonTaskNotCancelable) || errors.Is(err, ErrAnswerTooLarge) {
 		return c.Get(ctx, taskID, false)
 	}
 	return nil, err
 }
 
 // ListByContext lists the tasks of a context (1.0 ListTasks). Tasks carry
-// their state but not artifacts: Get reads a result. ErrUnsupported on 0.3
-// agents and agents that do not implement ListTasks.
+// their state and the ids of the client's recent messages, not artifacts:
+// Get reads a result. ErrUnsupported on 0.3 agents and agents that do not
+// implement ListTasks. A page over the size bound is asked again smaller
+// (half the tasks, down to one, then that one without history), so long
+// histories cost message ids, not the look-up. A context with more than
+// listPageLimit pages is an ErrTooManyTasks error, never a partial list.
 func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, error) {
 	if c.v03 {
-		return nil, localError(opList, ReasonUnsupported, fmt.Errorf("%w: protocol 0.3 has no ListTasks", ErrUnsupported))
+		return nil, localError(opList, ReasonUnsupported, fmt.Errorf("%w: %w: protocol 0.3 has no ListTasks", ErrCannotList, ErrUnsupported))
 	}
 	if contextID == "" {
 		return nil, localError(opList, ReasonInvalidRequest, errors.New("empty context id"))
 	}
 	var out []*Task
 	token := ""
-	for range listPageLimit {
+	pageSize, history := listPageSize, listHistory
+	for pages := 0; ; {
+		if pages == listPageLimit {
+			return nil, &Error{Kind: KindTransport, Op: opList, Reason: ReasonTooManyTasks,
+				Err: fmt.Errorf("%w: more than %d pages of %d", ErrTooManyTasks, listPageLimit, pageSize)}
+		}
 		pctx, ci := withCallInfo(ctx)
-		history := listHistory
-		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: listPageSize, PageToken: token,
-			HistoryLength: &history})
+		h := history
+		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: pageSize, PageToken: token,
+			HistoryLength: &h})
 		if err != nil {
 			err = ci.wrap(opList, err)
-			var e *Error
-			// REST agents without the route answer a plain 404.
-			if errors.As(err, &e) && e.Reason == ReasonNotFound {
-				e.Err = fmt.Errorf("%w: %w", ErrUnsupported, e.Err)
+			if errors.Is(err, ErrResponseTooLarge) && (pageSize > 1 || history > 0) {
+				if pageSize > 1 {
+					pageSize /= 2
+				} else {
+					history = 0
+				}
+				continue
 			}
-			return nil, err
+			return nil, cannotList(err)
 		}
+		pages++
 		for _, t := range resp.Tasks {
 			// Guard against agents that ignore the filter: adopting a task
 			// of another context would be worse than adopting none.
 			if t != nil && t.ContextID == contextID {
-				out = append(out, taskFromWire(t))
+				task, err := checked(opList, taskFromWire(t))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, task)
 			}
 		}
 		if token = resp.NextPageToken; token == "" {
-			break
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// checked returns t, or an InvalidAgentResponse error when its ids are
+// too long to keep.
+func checked(op string, t *Task) (*Task, error) {
+	if err := checkIDs(op, t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // activate announces extensions for one call; a2a-go sends them as the

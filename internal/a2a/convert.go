@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,10 @@ func taskFromWire(t *a2a.Task) *Task {
 		}
 	}
 	var results []string
-	for _, a := range t.Artifacts {
+	for i, a := range t.Artifacts {
+		if i == MaxArtifacts {
+			break
+		}
 		if a == nil {
 			continue
 		}
@@ -75,7 +79,7 @@ func taskFromWire(t *a2a.Task) *Task {
 	}
 	out.ResultText = strings.Join(results, "\n")
 	for _, m := range t.History {
-		if m != nil && m.Role == a2a.MessageRoleUser && m.ID != "" {
+		if m != nil && m.Role == a2a.MessageRoleUser && m.ID != "" && len(m.ID) <= MaxIDLength {
 			out.MessageIDs = append(out.MessageIDs, m.ID)
 		}
 	}
@@ -90,7 +94,7 @@ func taskFromWire(t *a2a.Task) *Task {
 	// merge status-update metadata into the task's, so that is the fallback.
 	var report BudgetReportMetadata
 	if decodeMeta(statusMeta, BudgetExtensionURI, &report) || decodeMeta(t.Metadata, BudgetExtensionURI, &report) {
-		out.Usage = &Usage{Left: report.Left, Spent: report.Spent}
+		out.Usage = &Usage{Left: boundMeters(report.Left), Spent: boundMeters(report.Spent)}
 	}
 	return out
 }
@@ -226,6 +230,11 @@ func buildSend(req SendRequest) (*a2a.Message, map[string]any, []string, error) 
 		}
 		meta[BudgetExtensionURI] = b
 		exts = append(exts, BudgetExtensionURI)
+	}
+	for _, uri := range req.Extensions {
+		if !slices.Contains(exts, uri) {
+			exts = append(exts, uri)
+		}
 	}
 	if len(meta) == 0 {
 		meta = nil

@@ -191,7 +191,7 @@ func TestClassifyAndFailureClass(t *testing.T) {
 		g.Expect(e.Reason).To(Equal(tc.reason), tc.err.Error())
 		g.Expect(FailureClassOf(err)).To(Equal(tc.class), tc.err.Error())
 		g.Expect(Classify(err)).To(Equal(tc.outcome), tc.err.Error())
-		g.Expect(IsRefused(err)).To(Equal(tc.outcome == OutcomeRefused), tc.err.Error())
+		g.Expect(IsRefused(err)).To(Equal(tc.outcome == OutcomeRefused && tc.kind == KindRefused), tc.err.Error())
 	}
 	g.Expect(FailureClassOf(nil)).To(BeEmpty())
 	g.Expect(FailureClassOf(errors.New("other"))).To(Equal(FailureClassUnreachable))

@@ -57,6 +57,7 @@ const (
 	ReasonResponseTooLarge = "ResponseTooLarge"
 	ReasonInvalidResponse  = "InvalidResponse"
 	ReasonUnreachable      = "Unreachable"
+	ReasonTooManyTasks     = "TooManyTasks"
 )
 
 // Failure classes returned by FailureClassOf.
@@ -71,6 +72,11 @@ const (
 // the operation: ListByContext on 0.3 agents, UnsupportedOperation and
 // MethodNotFound answers.
 var ErrUnsupported = errors.New("operation not supported by the agent")
+
+// ErrTooManyTasks matches (errors.Is) a look-up by context that would need
+// more pages than the operator reads: the list is not returned, so a caller
+// never mistakes part of it for all of it.
+var ErrTooManyTasks = errors.New("the context holds more tasks than a look-up reads")
 
 // Error is the only error type ResolveCard and Client methods return.
 // Its text never contains request headers.
@@ -102,7 +108,12 @@ func (e *Error) Error() string {
 		msg += ")"
 	}
 	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+		// Causes quote answers (HTTP status lines, bodies): bounded.
+		cause := e.Err.Error()
+		if len(cause) > MaxErrorTextBytes {
+			cause = cut(cause, MaxErrorTextBytes) + fmt.Sprintf("... (%d bytes cut)", len(cause)-len(cut(cause, MaxErrorTextBytes)))
+		}
+		msg += ": " + cause
 	}
 	return msg
 }
@@ -115,11 +126,15 @@ func (e *Error) Is(target error) bool {
 		(e.Reason == ReasonUnsupported || e.Reason == ReasonMethodNotFound)
 }
 
-// IsRefused reports whether the call's outcome is OutcomeRefused: the answer
-// (or the absence of any request) proves nothing started. An error answer
-// that does not prove it (HTTP 5xx, 429, an agent's InternalError) is not a
-// refusal, though its Kind is KindRefused. See Classify.
-func IsRefused(err error) bool { return err != nil && Classify(err) == OutcomeRefused }
+// IsRefused reports whether an answer (or a local check) refused the call:
+// its Kind is KindRefused and its outcome OutcomeRefused, so nothing
+// started. An error answer that does not prove it (HTTP 5xx, 429, an
+// agent's InternalError) is not a refusal. Failures that never reached the
+// agent (dial errors, egress denial) are not refusals either, though their
+// outcome is Refused: they may succeed later (see Classify and NeverSent).
+func IsRefused(err error) bool {
+	return kindOf(err) == KindRefused && Classify(err) == OutcomeRefused
+}
 
 // IsTransport reports whether the call got no usable answer.
 func IsTransport(err error) bool { return kindOf(err) == KindTransport }

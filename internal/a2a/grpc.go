@@ -117,6 +117,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 			return conn, err
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(int(limit))),
+		grpc.WithMaxHeaderListSize(MaxResponseHeaderBytes),
 		grpc.WithChainUnaryInterceptor(calls.unary),
 		grpc.WithChainStreamInterceptor(calls.stream),
 	}, nil

@@ -104,8 +104,8 @@ func NeverSent(err error) bool {
 	if e.local || e.Op == opResolveCard || e.Op == opNewClient || e.Reason == ReasonEgressDenied || e.Reason == ReasonOriginNotAllowed {
 		return true
 	}
-	if e.Kind != KindTransport {
-		return false
+	if e.Kind != KindTransport || errors.Is(e.Err, ErrAnswerTooLarge) {
+		return false // an answer came back: the request went out
 	}
 	return isDialError(e.Err)
 }
@@ -117,11 +117,14 @@ func NeverSent(err error) bool {
 // (ErrAnswerTooLarge). A cancel that was answered was delivered even when its
 // answer could not be read: read the task (with no history) instead.
 func Answered(err error) bool {
-	if err == nil || errors.Is(err, ErrAnswerTooLarge) {
+	if err == nil {
 		return true
 	}
 	e, ok := errors.AsType[*Error](err)
-	return ok && e.Kind == KindRefused && e.Code < 0
+	if !ok || e.Op == opResolveCard || e.Op == opNewClient {
+		return false // a failed card read is no answer to the call that needed it
+	}
+	return errors.Is(err, ErrAnswerTooLarge) || (e.Kind == KindRefused && e.Code < 0)
 }
 
 // isDialError reports whether err happened while connecting, before any

@@ -34,26 +34,35 @@ func agentPath(binding string) string {
 	return "/rpc"
 }
 
-func cardOf(binding, ifaceURL string) *Card {
+func cardOf(binding, target string) *Card {
 	switch binding {
 	case bindREST:
 		// The test agent serves REST under a tenant.
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: ifaceURL, Tenant: cardTenant}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingHTTPJSON, URL: target, Tenant: cardTenant}
 	case bindV03:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: ifaceURL}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingJSONRPC, URL: target}
 	case bindV03REST:
-		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: ifaceURL}
+		return &Card{ProtocolVersion: ProtocolV03, Binding: BindingHTTPJSON, URL: target}
 	case bindGRPC:
-		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: ifaceURL}
+		return &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: target}
 	}
-	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: ifaceURL}
+	return &Card{ProtocolVersion: ProtocolV1, Binding: BindingJSONRPC, URL: target}
+}
+
+// trusting adds the card interface's origin to the endpoint's, as an owner
+// lists it in spec.allowedOrigins.
+func trusting(ep Endpoint, card *Card) Endpoint {
+	if card.Binding == BindingGRPC {
+		ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(card.URL)...)
+	} else {
+		ep.AllowedOrigins = append(ep.AllowedOrigins, card.URL)
+	}
+	return ep
 }
 
 func sendVia(t *testing.T, g Gomega, ep Endpoint, card *Card, text string) error {
 	t.Helper()
-	// The card's interface is the Agent's own origin here.
-	ep.AllowedOrigins = append(ep.AllowedOrigins, grpcOrigins(card.URL)...)
-	c, err := NewClient(context.Background(), ep, card)
+	c, err := NewClient(context.Background(), trusting(ep, card), card)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer c.Close()
 	_, err = c.Send(context.Background(), SendRequest{MessageID: "m-outcome", Text: text})

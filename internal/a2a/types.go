@@ -112,6 +112,10 @@ type SendRequest struct {
 	Budget    *BudgetGrant
 	// Push asks the agent to post task updates to a receiver; nil for none.
 	Push *PushTarget
+	// Extensions are further extension URIs to activate for this call (the
+	// A2A-Extensions header, X-A2A-Extensions on 0.3), e.g. the one an agent
+	// asked for input through; their data travels in Metadata or Parts.
+	Extensions []string
 }
 
 // PushTarget is where an agent posts push notifications, and the token it

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,7 +135,10 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 	if err := endpointCurrent(agent); err != nil {
 		return nil, nil, err
 	}
-	key := fmt.Sprintf("%s/%d/%s/%s/%s", agent.UID, agent.Generation, agent.Status.Endpoint, agent.Status.Binding, tenant)
+	// The generation ends the key: a changed spec gets a new client, and a
+	// cancel may fall back to any client built for the same endpoint.
+	endpoint := fmt.Sprintf("%s/%s/%s/%s/", agent.UID, agent.Status.Endpoint, agent.Status.Binding, tenant)
+	key := endpoint + fmt.Sprint(agent.Generation)
 	if cc := c.acquire(key, false); cc != nil {
 		return cc.client, c.releaser(cc), nil
 	}
@@ -156,7 +160,7 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 	})
 	if err != nil {
 		if forCancel {
-			if cc := c.acquire(key, true); cc != nil {
+			if cc := c.lastFor(endpoint); cc != nil {
 				return cc.client, c.releaser(cc), nil
 			}
 		}
@@ -168,6 +172,25 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 		return cc.client, c.releaser(cc), nil
 	}
 	return nil, nil, fmt.Errorf("the client for agent %s/%s was dropped while it was built", agent.Namespace, agent.Name)
+}
+
+// lastFor returns (counted in) the newest client kept for an endpoint,
+// whatever Agent generation it was built for (deletion alone bumps the
+// generation). It sends the headers it was built with to the endpoint it
+// was built for, so new headers never reach an old endpoint.
+func (c *Connector) lastFor(endpoint string) *cachedClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best *cachedClient
+	for k, cc := range c.clients {
+		if strings.HasPrefix(k, endpoint) && (best == nil || cc.expires.After(best.expires)) {
+			best = cc
+		}
+	}
+	if best != nil {
+		best.refs++
+	}
+	return best
 }
 
 // endpointCurrent refuses an endpoint read for an earlier generation of the

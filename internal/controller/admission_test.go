@@ -142,7 +142,7 @@ func TestAdmissionFreezesWhatShapedAStartedTask(t *testing.T) {
 		err := update(d, func(d *v1alpha1.Delegation) { d.Spec.TaskID = "someone-elses" })
 		g.Expect(err).To(MatchError(ContainSubstring("spec.taskID cannot be added once the message was sent")), name)
 		// What stays allowed on a started task.
-		g.Expect(update(d, func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"more"} })).To(Succeed(), name)
+		g.Expect(update(d, func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("more") })).To(Succeed(), name)
 		g.Expect(update(d, func(d *v1alpha1.Delegation) { d.Labels = map[string]string{"team": "a"} })).To(Succeed(), name)
 	}
 

@@ -90,6 +90,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	} else {
 		recordCard(&agent.Status, card)
+		if can, known := r.canListTasks(ctx, &agent, card); known {
+			agent.Status.CanListTasks = &can
+		}
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
 		if !wasReady {
 			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard",
@@ -129,6 +132,33 @@ func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*
 		return nil, err
 	}
 	return a2a.ResolveCard(ctx, ep)
+}
+
+// probeTimeout bounds the ListTasks capability probe at card read.
+const probeTimeout = 5 * time.Second
+
+// canListTasks probes whether the agent lists tasks for this caller; known
+// is false when the probe got no usable answer (the last answer stands).
+func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agent, card *a2a.Card) (can, known bool) {
+	ep, err := r.Connector.Endpoint(ctx, agent, "")
+	if err != nil {
+		return false, false
+	}
+	c, err := a2a.NewClient(ctx, ep, card)
+	if err != nil {
+		return false, false
+	}
+	defer c.Close()
+	// The probe must not hold the card's status back: an agent that takes
+	// calls and never answers would keep the Agent from Ready for its whole
+	// requestTimeout. Without an answer the last value stands.
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	listing, err := a2a.ProbeListing(pctx, c)
+	if err != nil {
+		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
+	}
+	return listing == a2a.ListSupported, listing != a2a.ListUnknown
 }
 
 // cardFailureReason is the Ready reason of a card that could not be used: an

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func TestGatewayErrorAfterTheSendAdoptsTheTask(t *testing.T) {
 			d := e.waitPhase("child", v1alpha1.PhaseSucceeded)
 			e.g.Expect(d.Status.Result.Text).To(Equal("slow done"))
 			e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1), "exactly one task at the agent")
-			e.g.Expect(e.agent.Calls("ListTasks")).NotTo(BeEmpty(), "the task was looked up")
+			e.g.Expect(e.agent.LookUps(d.Status.ContextID)).NotTo(BeEmpty(), "the task was looked up")
 			e.g.Eventually(func(g Gomega) {
 				b := ledger(e.get("pool"))
 				g.Expect(b.Reservations).To(BeEmpty())
@@ -115,7 +117,7 @@ func TestLostReplyAnswerIsNotSentAgain(t *testing.T) {
 	e.agent.dropReplies.Store(1)
 	e.create(e.task("ask", "input"))
 	e.waitPhase("ask", v1alpha1.PhaseInputRequired)
-	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"blue"} })
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("blue") })
 
 	d := e.waitPhase("ask", v1alpha1.PhaseSucceeded)
 	e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
@@ -156,4 +158,81 @@ func TestReportedSpendIsClampedToTheGrant(t *testing.T) {
 		ContainElement(And(ContainSubstring("tokens: -1000000 reported, counted as 0"), ContainSubstring(`"invented": not granted`))))
 	e.g.Eventually(func() []string { return e.warnings("spender", "SpendClamped") }, eventually, tick).Should(
 		ContainElement(ContainSubstring("counted as the 50 granted")))
+}
+
+// replySends counts the replies (messages to an existing task) the agent got.
+func (ta *testAgent) replySends() []agentCall {
+	var out []agentCall
+	for _, c := range ta.Calls("SendMessage") {
+		if c.TaskID != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The operator stops after it claimed a reply and before it sent it. The
+// claim is not lost: the next operator finds the reply missing from the
+// task's recent messages and sends it, with the same message id, once.
+func TestCrashBetweenReplyClaimAndSendSendsTheReplyOnce(t *testing.T) {
+	e := setup(t)
+	e.create(e.task("ask", "input"))
+	e.waitPhase("ask", v1alpha1.PhaseInputRequired)
+	e.op.Stop()
+
+	var crashing atomic.Pointer[operator]
+	var once sync.Once
+	crashed := make(chan struct{})
+	op := startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		r.beforeReplySend = func(ctx context.Context) {
+			once.Do(func() {
+				crashing.Load().stop()
+				close(crashed)
+			})
+			<-ctx.Done()
+		}
+	})
+	crashing.Store(op)
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("blue") })
+	e.g.Eventually(crashed, eventually).Should(BeClosed())
+	op.Stop()
+	d := e.get("ask")
+	e.g.Expect(d.Status.RepliesSent).To(Equal(int32(1)), "claimed")
+	e.g.Expect(d.Status.ReplyInFlight).To(BeTrue())
+	e.g.Expect(e.agent.replySends()).To(BeEmpty(), "never sent")
+
+	startOperator(t, e.ns, testOptions())
+	d = e.waitPhase("ask", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
+	e.g.Expect(d.Status.ReplyInFlight).To(BeFalse())
+	e.g.Expect(e.agent.replySends()).To(HaveLen(1))
+}
+
+// A cancel while the answer to the send is lost and the agent cannot be
+// asked yet: the failed look-up is retried, not taken as "nothing to
+// cancel", and once the task is found it is cancelled.
+func TestCancelDuringALostSendCancelsTheTaskItFinds(t *testing.T) {
+	opts := testOptions()
+	opts.CancelTimeout = time.Minute
+	e := setupWith(t, opts)
+	e.agent.dropSends.Store(1)
+	e.agent.failLists.Store(true)
+	e.create(e.task("lost", "wait"))
+	e.g.Eventually(func() int {
+		d := e.get("lost")
+		return len(e.agent.LookUps(delegation.ContextID(&d.Spec, string(d.UID))))
+	}, eventually, tick).Should(BeNumerically(">=", 1))
+
+	e.update("lost", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.g.Consistently(func(g Gomega) {
+		d := e.get("lost")
+		g.Expect(d.Status.Phase).NotTo(Equal(v1alpha1.PhaseCanceled), "not recorded while the task cannot be found")
+	}, 2*time.Second, tick).Should(Succeed())
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1))
+
+	e.agent.failLists.Store(false)
+	d := e.waitReason("lost", v1alpha1.PhaseCanceled, delegation.ReasonRequested)
+	e.g.Expect(d.Status.TaskID).NotTo(BeEmpty(), "the task the send started was found")
+	e.g.Expect(e.agent.Cancelled(d.Status.TaskID)).To(BeTrue())
+	e.g.Expect(e.agent.Calls("SendMessage")).To(HaveLen(1), "never sent twice")
 }

@@ -299,7 +299,7 @@ func TestBudgetShortChildWaitsUntilASiblingSettles(t *testing.T) {
 	}, 2*time.Second, tick).Should(Succeed())
 
 	// The reply lets the first finish; it spent 50 of its 200.
-	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "go on") })
+	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "go on"}) })
 	e.waitPhase("first", v1alpha1.PhaseSucceeded)
 	e.waitPhase("second", v1alpha1.PhaseSucceeded)
 	e.g.Expect(ka.Sends(e.ns, "second")).To(HaveLen(1))
@@ -450,7 +450,7 @@ func TestBudgetWaitDoesNotCountAgainstTheTimeout(t *testing.T) {
 	e.g.Expect(d.Status.Deadline).To(BeNil())
 	time.Sleep(timeout + time.Second)
 
-	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "go on") })
+	e.update("first", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "go on"}) })
 	e.waitPhase("first", v1alpha1.PhaseSucceeded)
 	d = e.waitPhase("second", v1alpha1.PhaseSucceeded)
 	e.g.Expect(d.Status.Deadline.Sub(d.Status.StartTime.Time)).To(Equal(timeout))

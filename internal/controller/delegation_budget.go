@@ -62,22 +62,32 @@ func (r *DelegationReconciler) reserveFromParent(ctx context.Context, s *scope) 
 	return shortage, err
 }
 
-// chargeParent settles this child's reservation; once the entry is gone it
-// does nothing, so it is safe to call on every pass of a settled child.
+// chargeParent settles this child's reservation and, for a group, records
+// the child's outcome, in one update; once both are done it does nothing,
+// so it is safe to call on every pass of a settled child.
 func (r *DelegationReconciler) chargeParent(ctx context.Context, s *scope) error {
-	if s.parentObj == nil || !delegation.HasReservation(s.parentObj.Status.Budget, string(s.d.UID)) {
+	if s.parentObj == nil {
+		return nil
+	}
+	uid := string(s.d.UID)
+	record := delegation.IsGroup(&s.parentObj.Spec) && s.parentObj.DeletionTimestamp.IsZero()
+	if !delegation.HasReservation(s.parentObj.Status.Budget, uid) && (!record || delegation.HasSettledChild(&s.parentObj.Status, uid)) {
 		return nil
 	}
 	var charged, refunded v1alpha1.Meters
-	err := r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
-		return delegation.Settle(b, string(s.d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
+	err := r.updateParentStatus(ctx, s, func(st *v1alpha1.DelegationStatus) bool {
+		recorded := record && delegation.RecordSettledChild(st, uid, s.d.Name, s.d.Status.Phase)
+		if st.Budget == nil {
+			return recorded
+		}
+		return delegation.Settle(st.Budget, uid, func(reservation v1alpha1.Meters) v1alpha1.Meters {
 			charged = delegation.Charge(&s.d.Spec, &s.d.Status, reservation)
 			refunded = v1alpha1.Meters{}
 			for m, n := range reservation {
 				refunded[m] = n - charged[m]
 			}
 			return charged
-		})
+		}) || recorded
 	})
 	if err == nil {
 		addMeters(budgetCharged, charged)
@@ -89,16 +99,27 @@ func (r *DelegationReconciler) chargeParent(ctx context.Context, s *scope) error
 // updateParentLedger applies change to a fresh copy of the parent's ledger
 // and writes it with the resourceVersion it read, retrying on conflicts.
 func (r *DelegationReconciler) updateParentLedger(ctx context.Context, s *scope, change func(*v1alpha1.BudgetStatus) bool) error {
+	return r.updateParentStatus(ctx, s, func(st *v1alpha1.DelegationStatus) bool {
+		if st.Budget == nil {
+			st.Budget = &v1alpha1.BudgetStatus{}
+		}
+		return change(st.Budget)
+	})
+}
+
+// updateParentStatus is updateParentLedger for any part of the parent's
+// status (the ledger and the outcomes a group keeps change together).
+func (r *DelegationReconciler) updateParentStatus(ctx context.Context, s *scope, change func(*v1alpha1.DelegationStatus) bool) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		var p v1alpha1.Delegation
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.parentObj), &p); err != nil {
 			return err
 		}
-		base := p.DeepCopy()
-		if p.Status.Budget == nil {
-			p.Status.Budget = &v1alpha1.BudgetStatus{}
+		if p.UID != s.parentObj.UID {
+			return nil // a new parent of the same name: not this child's ledger
 		}
-		if !change(p.Status.Budget) {
+		base := p.DeepCopy()
+		if !change(&p.Status) {
 			return nil
 		}
 		if err := r.Status().Patch(ctx, &p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
 	"time"
@@ -150,10 +151,7 @@ func (r *DelegationReconciler) dispatchGet(s *scope) {
 
 // dispatchReply sends spec.replies[i] to the task.
 func (r *DelegationReconciler) dispatchReply(s *scope, i int) {
-	req := a2a.SendRequest{
-		MessageID: delegation.MessageID(string(s.d.UID), i), ContextID: s.d.Status.ContextID, TaskID: s.d.Status.TaskID,
-		Text: s.d.Spec.Replies[i],
-	}
+	req := replyRequest(s.d, i)
 	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindReply, func(ctx context.Context, c a2a.Client) (any, error) {
 		return c.Send(ctx, req)
 	}))
@@ -191,6 +189,14 @@ func (r *DelegationReconciler) dispatchCancel(d *v1alpha1.Delegation, agent *v1a
 		t, err := c.Cancel(ctx, id)
 		if a2a.IsTaskNotFound(err) {
 			return cancelOutcome{taskID: id}, nil // nothing left to cancel
+		}
+		if errors.Is(err, a2a.ErrAnswerTooLarge) {
+			// The agent answered the cancel; only its answer was too large
+			// to read. Read the task back for its final state, if it can be.
+			if t, gerr := c.Get(ctx, id, false); gerr == nil {
+				return cancelOutcome{task: t, taskID: id}, nil
+			}
+			return cancelOutcome{taskID: id}, nil
 		}
 		return cancelOutcome{task: t, taskID: id}, err
 	}))

@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -26,6 +27,14 @@ import (
 // the Delegation settles with a Warning; the lease bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
+	if s.d.Spec.Detach {
+		// A detach may have settled this Delegation in a write the cache
+		// has not shown yet: a cancel now would stop a task the user asked
+		// to leave running.
+		if fresh, err := r.isFresh(ctx, s.d); err != nil || !fresh {
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
+	}
 	if waiting := r.settleSend(s); waiting {
 		return ctrl.Result{}, nil
 	}
@@ -54,6 +63,15 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 		}
 	}
 	return r.applyCancel(ctx, s, step, res)
+}
+
+// isFresh reports whether the cached copy is the API server's latest.
+func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegation) (bool, error) {
+	var latest v1alpha1.Delegation
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), &latest); err != nil {
+		return false, err
+	}
+	return latest.ResourceVersion == d.ResourceVersion, nil
 }
 
 // settleSend makes sure no send is on its way before a cancel: a send still

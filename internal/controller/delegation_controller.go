@@ -99,6 +99,9 @@ type DelegationReconciler struct {
 	// afterCharge, when set, runs after a child charged its parent and
 	// before its own status is written: tests stop the operator there.
 	afterCharge func(ctx context.Context)
+	// beforeReplySend, when set, runs after a reply was claimed in status
+	// and before it is sent: tests stop the operator there.
+	beforeReplySend func(ctx context.Context)
 }
 
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations,verbs=get;list;watch;update;patch;delete

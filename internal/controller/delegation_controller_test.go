@@ -131,7 +131,7 @@ func TestInputRequiredThenReplyCompletesTheSameTask(t *testing.T) {
 	// Handed back to a person: no cancel, no reply sent on its own.
 	e.g.Consistently(func() v1alpha1.Phase { return e.get("ask").Status.Phase }, time.Second, tick).Should(Equal(v1alpha1.PhaseInputRequired))
 
-	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, "blue") })
+	e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "blue"}) })
 	d = e.waitPhase("ask", v1alpha1.PhaseSucceeded)
 	e.g.Expect(d.Status.TaskID).To(Equal(id))
 	e.g.Expect(d.Status.RepliesSent).To(Equal(int32(1)))
@@ -188,7 +188,10 @@ func TestRestartBetweenSendAndStatusWriteDoesNotSendTwice(t *testing.T) {
 	e.agent.failLists.Store(true)
 	first := startOperator(t, e.ns, testOptions())
 	e.create(e.task("once", "wait"))
-	e.g.Eventually(func() int { return len(e.agent.Calls("ListTasks")) }, eventually, tick).Should(BeNumerically(">=", 1))
+	e.g.Eventually(func() int {
+		d := e.get("once")
+		return len(e.agent.LookUps(delegation.ContextID(&d.Spec, string(d.UID))))
+	}, eventually, tick).Should(BeNumerically(">=", 1))
 	e.g.Consistently(func() int { return len(e.agent.Calls("SendMessage")) }, 2*time.Second, tick).Should(Equal(1),
 		"a failed look-up is retried, never answered with a second send")
 	first.Stop()

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -150,13 +151,27 @@ func (r *DelegationReconciler) settleDeleted(ctx context.Context, d *v1alpha1.De
 	if !parent.DeletionTimestamp.IsZero() {
 		return nil
 	}
+	if owner := metav1.GetControllerOf(d); owner != nil && owner.UID != parent.UID {
+		return nil // the parent of that name is another object
+	}
+	// A group keeps the outcome of a child that ran: deleted while running
+	// counts as cancelled. A child deleted before it started leaves none.
+	phase := d.Status.Phase
+	if !delegation.Settled(phase) {
+		phase = v1alpha1.PhaseCanceled
+	}
+	record := delegation.IsGroup(&parent.Spec) && (delegation.Started(&d.Status) || d.Status.StartTime != nil || delegation.Settled(d.Status.Phase))
 	var charged v1alpha1.Meters
 	s := &scope{d: d, parentObj: &parent}
-	err := r.updateParentLedger(ctx, s, func(b *v1alpha1.BudgetStatus) bool {
-		return delegation.Settle(b, string(d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
+	err := r.updateParentStatus(ctx, s, func(st *v1alpha1.DelegationStatus) bool {
+		recorded := record && delegation.RecordSettledChild(st, string(d.UID), d.Name, phase)
+		if st.Budget == nil {
+			return recorded
+		}
+		return delegation.Settle(st.Budget, string(d.UID), func(reservation v1alpha1.Meters) v1alpha1.Meters {
 			charged = reservation
 			return reservation
-		})
+		}) || recorded
 	})
 	if err == nil {
 		addMeters(budgetCharged, charged)

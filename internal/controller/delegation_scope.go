@@ -161,16 +161,16 @@ func (r *DelegationReconciler) reconcileChildren(ctx context.Context, s *scope) 
 	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexParent: s.d.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	var c v1alpha1.ChildCounts
-	n := 0
+	live := make([]delegation.ChildView, 0, len(list.Items))
 	for i := range list.Items {
 		child := &list.Items[i]
 		if owner := metav1.GetControllerOf(child); owner != nil && owner.UID != s.d.UID {
 			continue // a child of an earlier object of the same name
 		}
-		delegation.Count(&c, child.Status.Phase)
-		n++
+		live = append(live, delegation.ChildView{UID: string(child.UID), Phase: child.Status.Phase})
 	}
+	// Children that settled and were deleted count by their recorded outcome.
+	c, n := delegation.CountChildren(live, s.d.Status.SettledChildren)
 	s.children = c
 	if n == 0 {
 		s.d.Status.Children = nil

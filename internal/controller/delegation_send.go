@@ -176,7 +176,9 @@ func lookUpSent(ctx context.Context, c a2a.Client, canList bool, contextID, uid 
 	}
 	tasks, err := c.ListByContext(ctx, contextID)
 	if err != nil {
-		if errors.Is(err, a2a.ErrUnsupported) || callResult(err) == delegation.CallRefused {
+		// An agent that refuses to list, or a context too large to read,
+		// cannot tell us: the same as an agent that cannot list.
+		if errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
 			return nil, false, nil
 		}
 		return nil, true, err
@@ -186,7 +188,13 @@ func lookUpSent(ctx context.Context, c a2a.Client, canList bool, contextID, uid 
 }
 
 // sendReply sends the claimed reply spec.replies[repliesSent-1] on the pool.
-func (r *DelegationReconciler) sendReply(s *scope) (ctrl.Result, error) {
+func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if r.beforeReplySend != nil {
+		r.beforeReplySend(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return ctrl.Result{}, err // the operator is stopping: send nothing more
+	}
 	r.dispatchReply(s, int(s.d.Status.RepliesSent)-1)
 	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
 }
@@ -213,23 +221,67 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 	return r.remoteError(ctx, s, res.Err)
 }
 
-// checkReply settles a claimed reply against the task read back: it reports
-// whether the same reply is to be sent again.
-func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend bool) {
+// checkReply settles a claimed reply against the task read back: resend
+// says the same reply is to be sent again; wait that it cannot be told yet
+// (the look-up of the client's recent messages failed).
+func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend, wait bool) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
 	if i < 0 || i >= len(s.d.Spec.Replies) {
 		st.ReplyInFlight = false
-		return false
+		return false, false
+	}
+	if len(t.MessageIDs) == 0 {
+		var err error
+		if t, err = r.withRecentMessages(ctx, s, t); err != nil {
+			logf.FromContext(ctx).Info("cannot look up the replies the agent received; will retry", "error", err.Error())
+			return false, true
+		}
 	}
 	switch delegation.CheckReply(t, delegation.MessageID(string(s.d.UID), i)) {
 	case delegation.ReplyMissing:
 		logf.FromContext(ctx).Info("a claimed reply did not reach the agent; sending it again", "reply", i)
-		return true
+		return true, false
 	case delegation.ReplyUnconfirmed:
 		r.Recorder.Eventf(s.d, nil, "Warning", "ReplyUnconfirmed", "Reply",
 			"reply %d may not have reached the agent, which returns no history; it is not sent again", i)
 	}
 	st.ReplyInFlight = false
-	return false
+	return false, false
+}
+
+// withRecentMessages returns t with the client's recent message ids, read by
+// listing the task's context; t as it is when the agent cannot list. It is
+// the one agent call made inside a reconcile (only for a reply whose answer
+// was lost), bounded by the Agent's requestTimeout and --max-call-timeout.
+func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope, t *a2a.Task) (*a2a.Task, error) {
+	if !agentCanList(s.agent) || s.d.Status.ContextID == "" {
+		return t, nil
+	}
+	timeout := r.Calls.MaxCallTimeout
+	if rt := s.agent.Spec.RequestTimeout; rt != nil && rt.Duration < timeout {
+		timeout = rt.Duration
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, release, err := r.Connector.Client(ctx, s.agent, s.d.Spec.Tenant)
+	if err != nil {
+		return t, err
+	}
+	defer release()
+	tasks, err := c.ListByContext(ctx, s.d.Status.ContextID)
+	if errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	for _, listed := range tasks {
+		if listed.ID == t.ID {
+			out := *t
+			out.MessageIDs = listed.MessageIDs
+			return &out, nil
+		}
+	}
+	return t, nil
 }

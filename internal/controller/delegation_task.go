@@ -190,13 +190,7 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 		for k, v := range m.Metadata {
 			req.Metadata[k] = v
 		}
-		for _, p := range m.Parts {
-			part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
-			if p.Data != nil {
-				part.Data = p.Data.Raw
-			}
-			req.Parts = append(req.Parts, part)
-		}
+		req.Parts = wireParts(m.Parts)
 	}
 	// The identity claim is written last: user metadata never overrides it
 	// (admission also refuses keys under https://tether.dev/).
@@ -276,8 +270,12 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
 	if st.ReplyInFlight {
-		if resend := r.checkReply(ctx, s, t); resend {
-			return r.sendReply(s)
+		resend, wait := r.checkReply(ctx, s, t)
+		if resend {
+			return r.sendReply(ctx, s)
+		}
+		if wait {
+			return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
 		}
 	}
 	step := delegation.Follow(s.observation(r.Options), t)
@@ -291,7 +289,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.sendReply(s)
+		return r.sendReply(ctx, s)
 	case delegation.StepSettle:
 		st.Result = boundedResult(t, r.Options.ResultTextLimit)
 		r.setPhase(s, step)

@@ -28,9 +28,16 @@ func callResult(err error) delegation.CallResult {
 	return delegation.CallUnknown
 }
 
-// agentCanList says whether the Agent can list tasks for the operator. A
-// 0.3 agent cannot; a 1.0 agent is asked, and a refusal to list (no
-// ListTasks, or ListTasks only for authenticated callers) counts as cannot.
+// agentCanList says whether the Agent can list tasks for the operator, as
+// probed when its card was read (status.canListTasks); before a probe got an
+// answer, a 0.3 agent cannot and a 1.0 agent is asked (a refusal to list
+// then counts as cannot).
 func agentCanList(agent *v1alpha1.Agent) bool {
-	return agent != nil && agent.Status.ProtocolVersion != a2a.ProtocolV03
+	if agent == nil {
+		return false
+	}
+	if can := agent.Status.CanListTasks; can != nil {
+		return *can
+	}
+	return agent.Status.ProtocolVersion != a2a.ProtocolV03
 }

@@ -121,8 +121,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		var req struct {
 			Method string `json:"method"`
 			Params struct {
-				ID      string `json:"id"`
-				Message struct {
+				ID        string `json:"id"`
+				ContextID string `json:"contextId"`
+				Message   struct {
 					MessageID string `json:"messageId"`
 					TaskID    string `json:"taskId"`
 					ContextID string `json:"contextId"`
@@ -136,7 +137,12 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if os.Getenv("TEST_VERBOSE") != "" {
 			fmt.Fprintf(os.Stderr, "AGENT %s %s %v %s\n", r.RemoteAddr, req.Method, r.Header, body)
 		}
-		c := agentCall{Method: req.Method, TaskID: req.Params.ID, Auth: r.Header.Get("Authorization")}
+		c := agentCall{Method: req.Method, TaskID: req.Params.ID, ContextID: req.Params.ContextID, Auth: r.Header.Get("Authorization")}
+		if req.Method == "ListTasks" && strings.HasPrefix(req.Params.ContextID, "tether-probe-") {
+			// The Agent controller's list probe, kept apart so that tests
+			// count the look-ups of Delegations.
+			c.Method = "ListTasks probe"
+		}
 		if m := req.Params.Message; m.MessageID != "" {
 			c.TaskID, c.MessageID, c.ContextID = m.TaskID, m.MessageID, m.ContextID
 			for _, p := range m.Parts {
@@ -190,6 +196,18 @@ func (ta *testAgent) Calls(method string) []agentCall {
 	var out []agentCall
 	for _, c := range ta.calls {
 		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// LookUps returns the ListTasks calls for one context (not the Agent's
+// capability probe, which lists a random one).
+func (ta *testAgent) LookUps(contextID string) []agentCall {
+	var out []agentCall
+	for _, c := range ta.Calls("ListTasks") {
+		if c.ContextID == contextID {
 			out = append(out, c)
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -78,7 +80,7 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 	g.Expect(k8sClient.Create(context.Background(), parent)).To(Succeed())
 	orig := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
 		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, ParentRef: &v1alpha1.LocalRef{Name: "parent"},
-		Message: &v1alpha1.Message{Text: "hi"}, Replies: []string{"one", "two"}, Cancel: true,
+		Message: &v1alpha1.Message{Text: "hi"}, Replies: replies("one", "two"), Cancel: true,
 	}}
 	g.Expect(k8sClient.Create(context.Background(), orig)).To(Succeed())
 
@@ -90,10 +92,19 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 		{"message", func(d *v1alpha1.Delegation) { d.Spec.Message.Text = "other" }, "message is immutable once set"},
 		{"parentRef", func(d *v1alpha1.Delegation) { d.Spec.ParentRef.Name = "other" }, "parentRef is immutable"},
 		{"agentRef", func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "other" }, "agentRef is immutable"},
-		{"replies rewritten", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"one"} }, "replies can only be appended"},
-		{"a reply inserted before the others", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"zero", "one", "two"} },
+		{"replies rewritten", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("one") }, "replies can only be appended"},
+		{"a reply inserted before the others", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("zero", "one", "two") },
 			"replies can only be appended"},
-		{"replies reordered", func(d *v1alpha1.Delegation) { d.Spec.Replies = []string{"two", "one", "three"} }, "replies can only be appended"},
+		{"replies reordered", func(d *v1alpha1.Delegation) { d.Spec.Replies = replies("two", "one", "three") }, "replies can only be appended"},
+		{"a sent reply's metadata changed", func(d *v1alpha1.Delegation) {
+			d.Spec.Replies[0].Metadata = map[string]apiextensionsv1.JSON{"k": {Raw: []byte(`"v"`)}}
+		}, "replies can only be appended"},
+		{"a reply without text or parts", func(d *v1alpha1.Delegation) {
+			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Extensions: []string{"https://example.com/ext"}})
+		}, "a reply needs text or at least one part"},
+		{"an extension that is not a URI", func(d *v1alpha1.Delegation) {
+			d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "ok", Extensions: []string{"a, b"}})
+		}, "spec.replies[2].extensions[0]"},
 		{"cancel undone", func(d *v1alpha1.Delegation) { d.Spec.Cancel = false }, "cancel cannot be undone"},
 	}
 	for _, tt := range tests {
@@ -110,8 +121,22 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 
 	d := &v1alpha1.Delegation{}
 	g.Expect(k8sClient.Get(context.Background(), clientKey(orig), d)).To(Succeed())
-	d.Spec.Replies = append(d.Spec.Replies, "three")
-	g.Expect(k8sClient.Update(context.Background(), d)).To(Succeed(), "appending a reply is allowed")
+	d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{
+		Parts:      []v1alpha1.Part{{Data: &runtime.RawExtension{Raw: []byte(`{"approved":true}`)}}},
+		Metadata:   map[string]apiextensionsv1.JSON{"https://example.com/ext/approval/v1": {Raw: []byte(`{"decision":"approve"}`)}},
+		Extensions: []string{"https://example.com/ext/approval/v1"},
+	})
+	g.Expect(k8sClient.Update(context.Background(), d)).To(Succeed(), "appending a structured reply is allowed")
+	d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "four"})
+	g.Expect(k8sClient.Update(context.Background(), d)).To(Succeed(), "appending after a structured reply is allowed")
+}
+
+func replies(texts ...string) []v1alpha1.Reply {
+	out := make([]v1alpha1.Reply, 0, len(texts))
+	for _, t := range texts {
+		out = append(out, v1alpha1.Reply{Text: t})
+	}
+	return out
 }
 
 func TestAdmissionRefusesBadAgents(t *testing.T) {

@@ -6,11 +6,11 @@ SPDX-License-Identifier: Apache-2.0
 package delegation
 
 import (
-	"regexp"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -23,8 +23,8 @@ const (
 	ConditionStalled     = "Stalled"
 )
 
-// conditionReasonPattern is what the API server accepts in metav1.Condition.Reason.
-var conditionReasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+// maxConditionReasonLength is the API server's bound on metav1.Condition.Reason.
+const maxConditionReasonLength = 1024
 
 // SetConditions derives Ready, Reconciling and Stalled from status.phase and
 // status.outcome. lastTransitionTime moves to now only when a condition's status
@@ -98,7 +98,7 @@ func SetAgentReady(a *v1alpha1.Agent, ready bool, reason, message string, now ti
 // write fail validation. The last candidate is trusted.
 func firstValidReason(candidates ...string) string {
 	for _, r := range candidates[:len(candidates)-1] {
-		if len(r) <= 1024 && conditionReasonPattern.MatchString(r) {
+		if r != "" && len(r) <= maxConditionReasonLength && len(metav1validation.IsValidConditionReason(r)) == 0 {
 			return r
 		}
 	}

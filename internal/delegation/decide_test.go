@@ -398,7 +398,10 @@ func TestGroup(t *testing.T) {
 func TestFollow(t *testing.T) {
 	replies := func(given []string, sent int32) change {
 		return func(o *Observation) {
-			o.Spec.Replies = given
+			o.Spec.Replies = nil
+			for _, text := range given {
+				o.Spec.Replies = append(o.Spec.Replies, v1alpha1.Reply{Text: text})
+			}
 			o.Status.RepliesSent = sent
 		}
 	}

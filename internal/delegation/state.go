@@ -88,13 +88,7 @@ type Observation struct {
 }
 
 // Settled phases are terminal: nothing moves the Delegation out of them.
-func Settled(p v1alpha1.Phase) bool {
-	switch p {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
-		return true
-	}
-	return false
-}
+func Settled(p v1alpha1.Phase) bool { return p.Settled() }
 
 // Interrupted phases are handed back to a person: only explicit requests
 // (cancel, deletion, a cancelled parent) cancel them, never a timer.

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -229,35 +231,31 @@ func createOrFind(ctx context.Context, c client.Client, child *v1alpha1.Delegati
 // reported spend replaces the grant, or the whole grant stays spent when it
 // ended without a report (canceled, detached).
 func Wait(ctx context.Context, c client.Reader, key client.ObjectKey) (*Outcome, error) {
-	const maxPoll = 2 * time.Second
-	poll := 100 * time.Millisecond
-	for {
+	// Read at once, then after 100ms, 200ms, ... up to every 2s.
+	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 2 * time.Second, Steps: math.MaxInt32}
+	var out *Outcome
+	err := backoff.DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
 		d := &v1alpha1.Delegation{}
 		if err := c.Get(ctx, key, d); err != nil {
-			return nil, fmt.Errorf("waiting for %s: %w", key.Name, err)
+			return false, err
 		}
-		if o, done := outcomeOf(d); done {
-			if settled(o.Phase) {
-				BudgetFrom(ctx).settle(key.Name, chargeOf(d))
-			}
-			return o, nil
+		o, done := outcomeOf(d)
+		if done && settled(o.Phase) {
+			BudgetFrom(ctx).settle(key.Name, chargeOf(d))
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for %s: %w", key.Name, context.Cause(ctx))
-		case <-time.After(poll):
-		}
-		poll = min(2*poll, maxPoll)
+		out = o
+		return done, nil
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("waiting for %s: %w", key.Name, context.Cause(ctx))
+	case err != nil:
+		return nil, fmt.Errorf("waiting for %s: %w", key.Name, err)
 	}
+	return out, nil
 }
 
-func settled(p v1alpha1.Phase) bool {
-	switch p {
-	case v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached:
-		return true
-	}
-	return false
-}
+func settled(p v1alpha1.Phase) bool { return p.Settled() }
 
 func outcomeOf(d *v1alpha1.Delegation) (*Outcome, bool) {
 	p := d.Status.Phase

@@ -20,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aext"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	. "github.com/onsi/gomega"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 )
@@ -32,26 +33,6 @@ const (
 	workerAgent = "worker"
 	childA      = "orch-a"
 )
-
-// fakeClock moves only when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Now()} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // agentFn is the body of a test agent, after the task was created.
 type agentFn = func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool)
@@ -99,13 +80,13 @@ type testAgent struct {
 	url    string
 	plain  *a2aclient.Client // sends no extension header
 	leased *a2aclient.Client // activates the lease extension on every call
-	clock  *fakeClock
+	clock  *clocktesting.FakePassiveClock
 }
 
 func startAgent(t *testing.T, exec a2asrv.AgentExecutor, opts ...Option) *testAgent {
 	t.Helper()
 	g := NewWithT(t)
-	clock := newFakeClock()
+	clock := clocktesting.NewFakePassiveClock(time.Now())
 	opts = append([]Option{WithClock(clock), WithSweepInterval(20 * time.Millisecond)}, opts...)
 	srv := NewServer(&a2a.AgentCard{
 		Name: "test", Description: "test agent", Version: "1",

@@ -13,16 +13,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"k8s.io/utils/clock"
 
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 )
-
-// Clock tells the time; tests inject one to move leases and deadlines.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // Option configures a Kit (and the Server built on it).
 type Option func(*Kit)
@@ -33,8 +27,9 @@ func WithMaxLeaseTTL(d time.Duration) Option { return func(k *Kit) { k.maxTTL = 
 // WithLeaseStore shares leases, e.g. between replicas (default: in memory).
 func WithLeaseStore(s LeaseStore) Option { return func(k *Kit) { k.leases = s } }
 
-// WithClock replaces the wall clock.
-func WithClock(c Clock) Option { return func(k *Kit) { k.clock = c } }
+// WithClock replaces the wall clock (k8s.io/utils/clock; tests pass a
+// clock/testing FakeClock to move leases and deadlines).
+func WithClock(c clock.PassiveClock) Option { return func(k *Kit) { k.clock = c } }
 
 // WithSweepInterval sets how often lapsed leases are looked for (default 1s).
 func WithSweepInterval(d time.Duration) Option { return func(k *Kit) { k.sweepEvery = d } }
@@ -55,7 +50,7 @@ func WithHandlerOptions(opts ...a2asrv.RequestHandlerOption) Option {
 type Kit struct {
 	maxTTL      time.Duration
 	leases      LeaseStore
-	clock       Clock
+	clock       clock.PassiveClock
 	sweepEvery  time.Duration
 	logger      *slog.Logger
 	handlerOpts []a2asrv.RequestHandlerOption
@@ -68,7 +63,7 @@ type Kit struct {
 func New(opts ...Option) *Kit {
 	k := &Kit{
 		maxTTL:     tethera2a.MaxLeaseTTL,
-		clock:      realClock{},
+		clock:      clock.RealClock{},
 		sweepEvery: time.Second,
 		logger:     slog.Default(),
 		budgets:    map[a2a.TaskID]*Budget{},

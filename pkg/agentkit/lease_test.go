@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/clock"
 )
 
 func TestLeaseOutOfRangeIsRefusedAndStartsNothing(t *testing.T) {
@@ -47,7 +48,7 @@ func TestLeaseIsGrantedAndRenewedOnlyWhenActivated(t *testing.T) {
 	granted := expiresAt(task)
 	g.Expect(granted).To(BeTemporally("~", a.clock.Now().Add(30*time.Second), time.Millisecond))
 
-	a.clock.Advance(5 * time.Second)
+	a.clock.SetTime(a.clock.Now().Add(5 * time.Second))
 	g.Expect(expiresAt(a.get(ctx, a.plain, task.ID))).To(BeTemporally("==", granted), "a plain GetTask renews nothing")
 
 	renewed := expiresAt(a.get(ctx, a.leased, task.ID))
@@ -65,7 +66,7 @@ func TestLapsedLeaseCancelsTheTask(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Consistently(exec.stopped).WithTimeout(100*time.Millisecond).ShouldNot(BeClosed(), "a live lease is left alone")
 
-	a.clock.Advance(1500 * time.Millisecond)
+	a.clock.SetTime(a.clock.Now().Add(1500 * time.Millisecond))
 	g.Eventually(exec.stopped).Should(BeClosed(), "the executor's context is cancelled")
 	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 		Should(Equal(a2a.TaskStateCanceled))
@@ -76,7 +77,7 @@ func TestLapsedLeaseCancelsTheTaskOnTheWallClock(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	exec := newExec(blockUntilDone)
-	a := startAgent(t, exec, WithClock(realClock{}))
+	a := startAgent(t, exec, WithClock(clock.RealClock{}))
 
 	task, err := a.send(ctx, "work", leaseMeta(1))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -97,7 +98,7 @@ func TestLapsedLeaseCancelsATaskWaitingForInput(t *testing.T) {
 	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 		Should(Equal(a2a.TaskStateInputRequired))
 
-	a.clock.Advance(2 * time.Second)
+	a.clock.SetTime(a.clock.Now().Add(2 * time.Second))
 	g.Eventually(func() a2a.TaskState { return a.get(ctx, a.plain, task.ID).Status.State }).
 		Should(Equal(a2a.TaskStateCanceled))
 }
@@ -111,7 +112,7 @@ func TestRenewedLeaseOutlivesItsFirstTTL(t *testing.T) {
 	task, err := a.send(ctx, "work", leaseMeta(1))
 	g.Expect(err).NotTo(HaveOccurred())
 	for range 3 {
-		a.clock.Advance(700 * time.Millisecond)
+		a.clock.SetTime(a.clock.Now().Add(700 * time.Millisecond))
 		g.Expect(a.get(ctx, a.leased, task.ID)).NotTo(BeNil())
 	}
 	g.Consistently(exec.stopped).WithTimeout(100 * time.Millisecond).ShouldNot(BeClosed())

@@ -12,6 +12,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,12 +149,6 @@ func (a *benchAgent) sendCount() int {
 	return len(a.sends)
 }
 
-func (a *benchAgent) startedCount() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.started)
-}
-
 // cancelledTasks counts the tasks that received CancelTask; last is when
 // the latest of those first arrived.
 func (a *benchAgent) cancelledTasks() (n int, last time.Time) {
@@ -175,10 +170,7 @@ func (a *benchAgent) cancelledTasks() (n int, last time.Time) {
 func (a *benchAgent) leases() (map[string]time.Time, map[string][]time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	started := make(map[string]time.Time, len(a.started))
-	for id, at := range a.started {
-		started[id] = at
-	}
+	started := maps.Clone(a.started)
 	renewals := make(map[string][]time.Time, len(a.renewals))
 	for id, at := range a.renewals {
 		renewals[id] = append([]time.Time(nil), at...)

@@ -33,6 +33,7 @@ func TestBench(t *testing.T) {
 	default:
 		out = t.TempDir()
 	}
+	measured := commit() // before the operator is built from the tree
 	e := newEnv(t, sz)
 
 	var rows []row
@@ -46,7 +47,7 @@ func TestBench(t *testing.T) {
 		t.Logf("%s: done in %s", phase.name, time.Since(start).Round(time.Second))
 	}
 
-	header := fmt.Sprintf("tether benchmark, %s, operator at %s, %s", time.Now().UTC().Format(time.RFC3339), commit(), scale(sz))
+	header := fmt.Sprintf("tether benchmark, %s, operator at %s, %s", time.Now().UTC().Format(time.RFC3339), measured, scale(sz))
 	fmt.Printf("\n%s\n%s\n", header, table(rows))
 	must(t, writeReport(out, header, rows))
 	t.Logf("report written to %s", out)

@@ -61,8 +61,8 @@ func newEnv(t *testing.T, sz sizes) *env {
 
 	built := make(chan error, 1)
 	go func() { built <- e.buildOperator() }()
-	logf := func(f string, a ...any) { t.Logf(f, a...) }
-	if e.cluster, err = cluster.Start(ctx, cluster.Options{Logf: logf}); err != nil {
+	progress := func(f string, a ...any) { t.Logf(f, a...) }
+	if e.cluster, err = cluster.Start(ctx, cluster.Options{Logf: progress}); err != nil {
 		t.Fatal(err, <-built)
 	}
 	t.Cleanup(func() {

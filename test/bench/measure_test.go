@@ -59,11 +59,11 @@ func sumWrites(exposition, resource string) float64 {
 
 // label reads name="value" from a Prometheus label list.
 func label(labels, name string) string {
-	_, rest, ok := strings.Cut(","+labels, ","+name+`="`)
+	_, after, ok := strings.Cut(","+labels, ","+name+`="`)
 	if !ok {
 		return ""
 	}
-	v, _, _ := strings.Cut(rest, `"`)
+	v, _, _ := strings.Cut(after, `"`)
 	return v
 }
 
@@ -81,10 +81,10 @@ func usageOf(pid int) (usage, error) {
 		return u, err
 	}
 	for line := range strings.SplitSeq(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		if field, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(field), " kB"), 64)
 			if err != nil {
-				return u, fmt.Errorf("VmRSS %q: %w", rest, err)
+				return u, fmt.Errorf("VmRSS %q: %w", field, err)
 			}
 			u.RSSMiB = kb / 1024
 		}

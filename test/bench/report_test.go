@@ -152,9 +152,9 @@ func writeChart(path, title string, rows []row) error {
 	if err != nil {
 		return err
 	}
-	dots.GlyphStyle.Shape = draw.CircleGlyph{}
-	dots.GlyphStyle.Radius = vg.Points(5)
-	dots.GlyphStyle.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	dots.Shape = draw.CircleGlyph{}
+	dots.Radius = vg.Points(5)
+	dots.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: ratioLabels(pts)})
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func (e *env) dispatch() []row {
 	if !e.tryUntil(e.sz.Wait, func() bool { return ag.sendCount() == n }) {
 		t.Logf("dispatch: only %d of %d sends arrived within %s; the rest count as %s", ag.sendCount(), n, e.sz.Wait, e.sz.Wait)
 	}
-	var sends, watches []time.Duration
+	sends, watches := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	for i := range n {
 		name := fmt.Sprintf("d-%05d", i)
 		at, ok := ag.sendAt(name)
@@ -196,7 +196,8 @@ func (e *env) cascade() []row {
 	ag := newBenchAgent()
 	defer ag.Close()
 	ns := e.tenant("cascade", ag.URL(), pollEvery(10*time.Second))
-	objs := []client.Object{&v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "root"}}}
+	objs := make([]client.Object, 0, 1+n)
+	objs = append(objs, &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "root"}})
 	for i := range n {
 		d := delegation(ns, fmt.Sprintf("c-%05d", i), "forever")
 		d.Spec.ParentRef = &v1alpha1.LocalRef{Name: "root"}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,14 +202,7 @@ func (tr *tracker) configMapsIn(ns string) int {
 }
 
 func phaseIs(phases ...v1alpha1.Phase) func(v1alpha1.Phase) bool {
-	return func(p v1alpha1.Phase) bool {
-		for _, q := range phases {
-			if p == q {
-				return true
-			}
-		}
-		return false
-	}
+	return func(p v1alpha1.Phase) bool { return slices.Contains(phases, p) }
 }
 
 // plainInformerEnv, when set to a kubeconfig, makes the test binary a plain
