@@ -178,7 +178,7 @@ func lookUpSent(ctx context.Context, c a2a.Client, canList bool, contextID, uid 
 	if err != nil {
 		// An agent that refuses to list, or a context too large to read,
 		// cannot tell us: the same as an agent that cannot list.
-		if errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
+		if cannotList(err) {
 			return nil, false, nil
 		}
 		return nil, true, err
@@ -270,7 +270,7 @@ func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope,
 	}
 	defer release()
 	tasks, err := c.ListByContext(ctx, s.d.Status.ContextID)
-	if errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) || callResult(err) == delegation.CallRefused {
+	if cannotList(err) {
 		return t, nil
 	}
 	if err != nil {
@@ -284,4 +284,11 @@ func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope,
 		}
 	}
 	return t, nil
+}
+
+// cannotList: an agent that refuses to list, or a context too large to
+// read, cannot tell us anything: the same as an agent that cannot list.
+func cannotList(err error) bool {
+	return errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) ||
+		callResult(err) == delegation.CallRefused
 }
