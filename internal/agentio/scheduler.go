@@ -54,6 +54,9 @@ type item struct {
 	f     Follow
 	due   time.Time
 	index int // in the heap; -1 while its read runs
+	// again: a notification came while the read ran, so the answer may
+	// predate it; read once more as soon as this read is answered.
+	again bool
 }
 
 func (s *Scheduler) init() {
@@ -103,8 +106,15 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	}
 }
 
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
 // ReadNow makes a followed task due at once (a push notification said it
-// changed). A task whose read is running is left alone.
+// changed). A task whose read is running is read again once it is answered.
 func (s *Scheduler) ReadNow(key types.NamespacedName) {
 	s.init()
 	s.mu.Lock()
@@ -120,6 +130,8 @@ func (s *Scheduler) ReadNow(key types.NamespacedName) {
 		it.due = s.Clock.Now()
 		heap.Fix(&s.heap, it.index)
 		s.poke()
+	default:
+		it.again = true
 	}
 }
 
@@ -198,8 +210,9 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	seen := it.f.Seen
 	c.done = func(res Result) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {
-		// A read of the reconciler's own is on its way: look again later.
-		it.due = next
+		// A read of the reconciler's own is on its way and may have been
+		// sent before what made this read due: look again shortly.
+		it.due = minTime(next, now.Add(time.Second))
 		heap.Push(&s.heap, it)
 	}
 }
@@ -209,6 +222,10 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) 
 	cur, ok := s.items[it.key]
 	if ok && cur == it && it.index < 0 {
 		it.due = next
+		if it.again {
+			it.again = false
+			it.due = s.Clock.Now()
+		}
 		heap.Push(&s.heap, it)
 		s.poke()
 	}

@@ -40,6 +40,9 @@ func (r *DelegationReconciler) reconcileDelete(ctx context.Context, d *v1alpha1.
 		if res, wait := r.cancelBeforeDelete(ctx, d, now); wait {
 			return res, nil
 		}
+		if err := r.recordCanceledOnDelete(ctx, d, reason, now); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.settleDeleted(ctx, d); err != nil {
 		return ctrl.Result{}, err
@@ -111,6 +114,15 @@ func (r *DelegationReconciler) cancelBeforeDelete(ctx context.Context, d *v1alph
 		r.Recorder.Eventf(d, nil, "Normal", reason, "Delete", "cancelled task %s before deletion", taskID)
 	}
 	return ctrl.Result{}, false
+}
+
+// recordCanceledOnDelete writes the terminal phase before the finalizer lets
+// go: a child whose cascade cancel arrived before its own pass did would
+// otherwise vanish while its status still said Running.
+func (r *DelegationReconciler) recordCanceledOnDelete(ctx context.Context, d *v1alpha1.Delegation, reason string, now time.Time) error {
+	s := newScope(d, now)
+	r.setPhase(s, delegation.Canceled(reason, "the task was cancelled because the Delegation was deleted"))
+	return r.writeStatus(ctx, s, false)
 }
 
 // needsCancel: a task may be running remotely and nothing settled it.

@@ -59,6 +59,10 @@ func failed(kind StepKind, class v1alpha1.FailureClass, reason, msg string) Step
 	return Step{Kind: kind, Phase: v1alpha1.PhaseFailed, Outcome: v1alpha1.Outcome{Reason: reason, FailureClass: class, Message: msg}}
 }
 
+// Canceled is the step for a task cancelled outside the state machine's own
+// passes (a Delegation deleted while its task ran).
+func Canceled(reason, msg string) Step { return canceled(reason, msg) }
+
 func canceled(reason, msg string) Step {
 	return Step{Kind: StepCancel, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
 }
