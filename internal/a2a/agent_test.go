@@ -374,7 +374,15 @@ func (e *testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, agentMessage(ec, "boom", map[string]any{FailureClassMetadataKey: "Transient"})), nil)
 		case "chatty":
 			// A stock agent reporting progress: every status message goes
-			// to the history, n × 4 KiB of it.
+			// to the history, n × 4 KiB of it. It starts a moment after the
+			// send was answered: a 0.3 REST server may snapshot the task
+			// with its history into the send's answer, which is not what
+			// this agent is about.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
 			for i := 1; i <= chatty; i++ {
 				msg := agentMessage(ec, fmt.Sprintf("progress %d %s", i, strings.Repeat("p", 4<<10)), nil)
 				if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg), nil) {
