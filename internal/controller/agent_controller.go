@@ -74,6 +74,11 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		refresh = agent.Spec.CardRefreshInterval.Duration
 	}
 
+	if wait, fresh := cardFresh(&agent, refresh, time.Now()); fresh {
+		// A write of our own or a finalizer change is no reason to read the
+		// card again: a card read is a call to the agent.
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	card, err := r.resolve(ctx, &agent)
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
@@ -111,6 +116,18 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	}
 	return ctrl.Result{RequeueAfter: refresh}, nil
+}
+
+// cardFresh reports whether the card recorded in status was read for this
+// generation less than one refresh interval ago, and how long it stays so.
+func cardFresh(agent *v1alpha1.Agent, refresh time.Duration, now time.Time) (time.Duration, bool) {
+	st := agent.Status
+	if st.LastRefreshTime == nil || st.ObservedGeneration != agent.Generation ||
+		!meta.IsStatusConditionTrue(st.Conditions, "Ready") {
+		return 0, false
+	}
+	left := refresh - now.Sub(st.LastRefreshTime.Time)
+	return left, left > 0
 }
 
 // resolve reads the card under its own deadline, so a hung card server
