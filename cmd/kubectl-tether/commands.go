@@ -29,13 +29,7 @@ func newTreeCommand(o *options) *cobra.Command {
 		Args:              rangeArgs(0, 1),
 		ValidArgsFunction: completeDelegations(o),
 	}
-	out := addOutputFlags(cmd)
-	cmd.PreRunE = func(*cobra.Command, []string) error { return out.validate() }
-	cmd.RunE = o.runner(func(ctx context.Context, e *env, args []string) error {
-		e.output = out
-		return treeCmd(ctx, e, args)
-	})
-	return cmd
+	return o.listing(cmd, treeCmd)
 }
 
 func treeCmd(ctx context.Context, e *env, args []string) error {
@@ -222,5 +216,17 @@ func newVersionCommand(o *options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json or yaml")
+	return cmd
+}
+
+// listing gives a command that lists objects the -o flags and runs it with
+// the chosen printer: one way for every listing command.
+func (o *options) listing(cmd *cobra.Command, run func(context.Context, *env, []string) error) *cobra.Command {
+	out := addOutputFlags(cmd)
+	cmd.PreRunE = func(*cobra.Command, []string) error { return out.validate() }
+	cmd.RunE = o.runner(func(ctx context.Context, e *env, args []string) error {
+		e.output = out
+		return run(ctx, e, args)
+	})
 	return cmd
 }

@@ -42,13 +42,7 @@ func newEventsCommand(o *options) *cobra.Command {
 		Args:              rangeArgs(0, 1),
 		ValidArgsFunction: completeDelegations(o),
 	}
-	out := addOutputFlags(cmd)
-	cmd.PreRunE = func(*cobra.Command, []string) error { return out.validate() }
-	cmd.RunE = o.runner(func(ctx context.Context, e *env, args []string) error {
-		e.output = out
-		return eventsCmd(ctx, e, args)
-	})
-	return cmd
+	return o.listing(cmd, eventsCmd)
 }
 
 func eventsCmd(ctx context.Context, e *env, args []string) error {
