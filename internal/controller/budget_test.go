@@ -226,7 +226,15 @@ func TestBudgetRefundTable(t *testing.T) {
 		}, time.Second, tick).Should(Succeed())
 		gone.Close() // the card was read; the send finds nobody
 		d, b := run(e, "unreachable", "gone", "steps=1", func(c string) *v1alpha1.Delegation {
-			return e.waitReason(c, v1alpha1.PhaseFailed, delegation.ReasonUnreachable)
+			// A send that never left is retried with backoff until
+			// --send-timeout (20s here), so the wait allows for that.
+			var d *v1alpha1.Delegation
+			e.g.Eventually(func(g Gomega) {
+				d = e.get(c)
+				g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseFailed), "outcome: %+v", d.Status.Outcome)
+				g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonUnreachable))
+			}, testOptions().SendTimeout+40*time.Second, tick).Should(Succeed())
+			return d
 		})
 		e.g.Expect(d.Status.Outcome.FailureClass).To(Equal(v1alpha1.FailureUnreachable))
 		e.g.Expect(d.Status.SendStarted).NotTo(BeNil())
