@@ -61,6 +61,7 @@ type flags struct {
 	maxCallsPerAgent           int
 	maxCallTimeout             time.Duration
 	agentConcurrency           int
+	pprofAddr                  string
 }
 
 func parseFlags() (flags, zap.Options) {
@@ -96,6 +97,7 @@ func parseFlags() (flags, zap.Options) {
 	flag.DurationVar(&f.maxCallTimeout, "max-call-timeout", agentio.DefaultMaxCallTimeout,
 		"Cap on every A2A call's deadline, whatever the Agent's spec.requestTimeout asks.")
 	flag.IntVar(&f.agentConcurrency, "agent-concurrent-reconciles", 4, "Agents (card reads) reconciled at once.")
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's HTTP endpoints (e.g. 127.0.0.1:6060); empty disables them.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -158,7 +160,8 @@ func run(f flags) error {
 	if f.metricsCertDir != "" {
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
 	}
-	cacheOpts := cache.Options{}
+	// Nothing reads managedFields: the cache need not hold them.
+	cacheOpts := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
 	if f.watchNamespaces != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for ns := range strings.SplitSeq(f.watchNamespaces, ",") {
@@ -171,6 +174,7 @@ func run(f flags) error {
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        f.probeAddr,
+		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              "tether-operator.delegation.tether.dev",
 		LeaderElectionNamespace:       f.leaderElectionNamespace,

@@ -36,6 +36,9 @@ import (
 const (
 	indexParent = "spec.parentRef.name"
 	indexAgent  = "spec.agentRef.name"
+	// indexWaiting holds only Delegations waiting in Pending for room
+	// (see waitingFor).
+	indexWaiting = "status.waitingFor"
 )
 
 // Options are the operator's tunables for Delegations.
@@ -276,13 +279,18 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexWaiting, func(o client.Object) []string {
+		return waitingFor(o.(*v1alpha1.Delegation))
+	}); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// A status-only write of a Delegation does not wake it again.
 		For(&v1alpha1.Delegation{}, builder.WithPredicates(notOwnStatusWrite())).
 		Watches(&v1alpha1.Delegation{}, r.relatives()).
 		// A finished call wakes its Delegation.
 		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
-		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent))).
+		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent)), builder.WithPredicates(agentChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {
@@ -319,19 +327,19 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				// Only children waiting for budget act on a ledger change:
 				// N siblings must not cost N² reconciles.
 				children = false
-				r.enqueueWaiting(ctx, cur.Namespace, indexParent, cur.Name, delegation.ReasonBudgetExhausted, q)
+				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonBudgetExhausted, cur.Name, q)
 			}
 			enqueue(ctx, cur, delegation.ChildChanged(old, cur), children, q)
 			if cur.Spec.AgentRef != nil && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
 				// A settled task frees a place at its Agent.
-				r.enqueueWaiting(ctx, cur.Namespace, indexAgent, cur.Spec.AgentRef.Name, delegation.ReasonAgentAtCapacity, q)
+				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonAgentAtCapacity, cur.Spec.AgentRef.Name, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if d, ok := e.Object.(*v1alpha1.Delegation); ok {
 				enqueue(ctx, d, true, true, q)
 				if d.Spec.AgentRef != nil {
-					r.enqueueWaiting(ctx, d.Namespace, indexAgent, d.Spec.AgentRef.Name, delegation.ReasonAgentAtCapacity, q)
+					r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonAgentAtCapacity, d.Spec.AgentRef.Name, q)
 				}
 			}
 		},
@@ -341,7 +349,8 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 func (r *DelegationReconciler) byIndex(field string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.DelegationList
-		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{field: o.GetName()}); err != nil {
+		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{field: o.GetName()},
+			client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		reqs := make([]reconcile.Request, 0, len(list.Items))

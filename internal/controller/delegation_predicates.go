@@ -41,18 +41,55 @@ func budgetOnly(old, cur *v1alpha1.Delegation) bool {
 		old.Status.Deadline.Equal(cur.Status.Deadline)
 }
 
-// enqueueWaiting enqueues the Delegations naming obj (by index) that wait
-// in Pending for reason.
-func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, field, name, reason string,
+// waitingFor is the indexWaiting value of a Delegation that waits for
+// room: the reason and what it waits on (its parent's budget, its Agent's
+// places). Only such Delegations are in that index, so waking them costs
+// what is waiting, not every sibling.
+func waitingFor(d *v1alpha1.Delegation) []string {
+	o := d.Status.Outcome
+	if o == nil || delegation.Settled(d.Status.Phase) {
+		return nil
+	}
+	switch {
+	case o.Reason == delegation.ReasonBudgetExhausted && d.Spec.ParentRef != nil:
+		return []string{waitingKey(o.Reason, d.Spec.ParentRef.Name)}
+	case o.Reason == delegation.ReasonAgentAtCapacity && d.Spec.AgentRef != nil:
+		return []string{waitingKey(o.Reason, d.Spec.AgentRef.Name)}
+	}
+	return nil
+}
+
+func waitingKey(reason, name string) string { return reason + "/" + name }
+
+// enqueueWaiting enqueues the Delegations of a namespace that wait for
+// reason on name (a parent or an Agent).
+func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, reason, name string,
 	q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{field: name}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexWaiting: waitingKey(reason, name)},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return
 	}
 	for i := range list.Items {
-		d := &list.Items[i]
-		if o := d.Status.Outcome; o != nil && o.Reason == reason && !delegation.Settled(d.Status.Phase) {
-			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(d)})
-		}
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
+}
+
+// agentChanged lets an Agent event through unless only its refresh time
+// moved: a card read that found nothing new must not wake every
+// Delegation of the Agent.
+func agentChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*v1alpha1.Agent)
+		cur, okCur := e.ObjectNew.(*v1alpha1.Agent)
+		if !okOld || !okCur {
+			return true
+		}
+		oldStatus, curStatus := old.Status, cur.Status
+		oldStatus.LastRefreshTime, curStatus.LastRefreshTime = nil, nil
+		return old.Generation != cur.Generation ||
+			!old.DeletionTimestamp.Equal(cur.DeletionTimestamp) ||
+			!equality.Semantic.DeepEqual(old.Finalizers, cur.Finalizers) ||
+			!equality.Semantic.DeepEqual(oldStatus, curStatus)
+	}}
 }

@@ -8,7 +8,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -45,6 +48,10 @@ type env struct {
 	config   *rest.Config
 	operator *cluster.Process
 	seen     *tracker
+	// out receives the report and the operator's profiles.
+	out string
+	// pprof is the operator's profiler address.
+	pprof string
 	// ownWrites counts the Delegation writes this harness sent, so the
 	// operator's share of the API server's count is what is left.
 	ownWrites atomic.Int64
@@ -130,8 +137,10 @@ func (e *env) buildOperator() error {
 // client limits the floors use.
 func (e *env) startOperator() {
 	t := e.t
+	e.pprof = freeAddr(t)
 	args := []string{
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--pprof-bind-address=" + e.pprof,
 		fmt.Sprintf("--kube-api-qps=%g", e.sz.QPS), fmt.Sprintf("--kube-api-burst=%d", e.sz.Burst),
 	}
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
@@ -150,6 +159,39 @@ func (e *env) startOperator() {
 			t.Logf("operator log (last lines):\n%s", cluster.Tail(op.Log(), 40))
 		}
 	})
+}
+
+// freeAddr is a loopback address with a port nobody listens on.
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// profile saves one of the operator's profiles (e.g. "profile?seconds=60",
+// "heap") as name in the output folder; a failure is only logged, since
+// the numbers do not depend on it.
+func (e *env) profile(query, name string) {
+	resp, err := http.Get("http://" + e.pprof + "/debug/pprof/" + query)
+	if err == nil {
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			e.t.Logf("profile %s: %s: %s", name, resp.Status, msg)
+			return
+		}
+		var f *os.File
+		if f, err = os.Create(filepath.Join(e.out, name)); err == nil {
+			_, err = io.Copy(f, resp.Body)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		e.t.Logf("profile %s: %v", name, err)
+	}
 }
 
 // floorCRD is a trivial custom resource with a status subresource: what a

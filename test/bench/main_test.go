@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,9 @@ type sizes struct {
 	LeaseTTL time.Duration
 	Hold     time.Duration
 	HungN    int
+	// LeaseCalls is the leases Agent's spec.maxConcurrentCalls (0: the
+	// default).
+	LeaseCalls int
 	// QPS and Burst are the operator's client limits (--kube-api-qps,
 	// --kube-api-burst) and those of the plain-client floor.
 	QPS   float64
@@ -70,6 +74,9 @@ type sizes struct {
 	Wait time.Duration
 	// Out receives table.txt, results.csv and results.png.
 	Out string
+	// Rows names the parts to run (dispatch, throughput, cascade, leases);
+	// empty runs them all.
+	Rows []string
 }
 
 func sizesFromEnv(t *testing.T) sizes {
@@ -87,10 +94,16 @@ func sizesFromEnv(t *testing.T) sizes {
 	envDuration(t, "BENCH_LEASE_TTL", &s.LeaseTTL)
 	envDuration(t, "BENCH_HOLD", &s.Hold)
 	envInt(t, "BENCH_HUNG_N", &s.HungN)
+	envInt(t, "BENCH_LEASE_CALLS", &s.LeaseCalls)
 	envFloat(t, "BENCH_QPS", &s.QPS)
 	envInt(t, "BENCH_BURST", &s.Burst)
 	envDuration(t, "BENCH_WAIT", &s.Wait)
 	s.Out = os.Getenv("BENCH_OUT")
+	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			s.Rows = append(s.Rows, part)
+		}
+	}
 	return s
 }
 

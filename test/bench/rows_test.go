@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -238,7 +239,12 @@ func (e *env) leases() []row {
 
 	ag := newBenchAgent()
 	defer ag.Close()
-	ns := e.tenant("leases", ag.URL(), pollEvery(ttl/3))
+	ns := e.tenant("leases", ag.URL(), func(s *v1alpha1.AgentSpec) {
+		pollEvery(ttl / 3)(s)
+		if e.sz.LeaseCalls > 0 {
+			s.MaxConcurrentCalls = ptr.To(int32(e.sz.LeaseCalls))
+		}
+	})
 	objs := make([]client.Object, n)
 	for i := range objs {
 		d := delegation(ns, fmt.Sprintf("l-%05d", i), "forever")
@@ -259,8 +265,15 @@ func (e *env) leases() []row {
 		return from, time.Now()
 	}
 	opBefore, infBefore := e.usage(e.operator), e.usage(informer)
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		e.profile(fmt.Sprintf("profile?seconds=%d", int(e.sz.Hold.Seconds())), "operator-cpu-hold.pprof")
+	}()
 	from, to := hold()
 	opAfter, infAfter := e.usage(e.operator), e.usage(informer)
+	<-profiled
+	e.profile("heap", "operator-heap-hold.pprof")
 	inCluster := e.seen.count("", nil)
 	started, renewals := ag.leases()
 	calm := analyseLeases(started, renewals, from, to, ttl)
