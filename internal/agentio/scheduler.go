@@ -9,6 +9,8 @@ import (
 	"container/heap"
 	"context"
 	"encoding/json"
+	"hash/fnv"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,6 +32,10 @@ type Follow struct {
 	// that reports the same costs nothing beyond the call. Empty keeps the
 	// one given before.
 	Seen string
+	// Since, when set, is when the agent last answered for the task (the
+	// send): a newly followed task is first read one interval after it,
+	// not one interval after the answer was applied.
+	Since time.Time
 }
 
 // Scheduler keeps a due-time heap of every followed task and fires each
@@ -73,8 +79,8 @@ func (s *Scheduler) init() {
 }
 
 // Track follows a task, or updates how it is followed. A newly followed
-// task is first read one interval from now; an interval that shrank is
-// applied at once.
+// task is first read one interval after f.Since (or from now); an interval
+// that shrank is applied at once.
 func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	s.init()
 	s.mu.Lock()
@@ -83,6 +89,9 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	it, ok := s.items[key]
 	if !ok {
 		it = &item{key: key, f: f, due: now.Add(f.Interval), index: -1}
+		if !f.Since.IsZero() && f.Since.Before(now) {
+			it.due = f.Since.Add(f.Interval)
+		}
 		if at, ok := s.early[key]; ok {
 			delete(s.early, key)
 			if now.Sub(at) < time.Minute {
@@ -272,8 +281,10 @@ func Fingerprint(t *a2a.Task, err error) string {
 	if t.Usage != nil {
 		view.Spent = t.Usage.Spent
 	}
-	b, _ := json.Marshal(view)
-	return string(b)
+	// A hash, not the text: one is kept per followed task.
+	h := fnv.New64a()
+	_ = json.NewEncoder(h).Encode(view)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 type dueHeap []*item

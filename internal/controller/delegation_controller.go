@@ -99,6 +99,9 @@ type DelegationReconciler struct {
 	// handled is the resourceVersion each Delegation had when this process
 	// last finished a pass on it.
 	handled sync.Map
+	// agentCopies holds one read-only copy of each Agent version for the
+	// calls and followed tasks that need it, instead of one per Delegation.
+	agentCopies sync.Map // types.NamespacedName -> *v1alpha1.Agent
 	// afterCharge, when set, runs after a child charged its parent and
 	// before its own status is written: tests stop the operator there.
 	afterCharge func(ctx context.Context)
@@ -289,7 +292,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		For(&v1alpha1.Delegation{}, builder.WithPredicates(notOwnStatusWrite())).
 		Watches(&v1alpha1.Delegation{}, r.relatives()).
 		// A finished call wakes its Delegation.
-		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.Calls.Events(), enqueueFirst())).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent)), builder.WithPredicates(agentChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")

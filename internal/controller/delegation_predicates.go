@@ -10,8 +10,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -91,5 +94,22 @@ func agentChanged() predicate.Funcs {
 			!old.DeletionTimestamp.Equal(cur.DeletionTimestamp) ||
 			!equality.Semantic.DeepEqual(old.Finalizers, cur.Finalizers) ||
 			!equality.Semantic.DeepEqual(oldStatus, curStatus)
+	}}
+}
+
+// resultPriority puts a Delegation woken by a finished call ahead of new
+// and changed objects in the work queue: a send's answer applied late is a
+// task followed late, and its lease may lapse meanwhile.
+const resultPriority = 10
+
+// enqueueFirst enqueues the object of a generic event at resultPriority.
+func enqueueFirst() handler.Funcs {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
+		if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+			pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(resultPriority)}, req)
+			return
+		}
+		q.Add(req)
 	}}
 }

@@ -39,6 +39,10 @@ type scope struct {
 	taken []takenResult
 	// seen is the Fingerprint of the task report applied in this pass.
 	seen string
+	// answeredAt is when the latest call taken in this pass was answered:
+	// a task's first renewal is due one interval after the send's answer,
+	// however long the answer waited to be applied.
+	answeredAt time.Time
 
 	parent    *delegation.Parent
 	parentObj *v1alpha1.Delegation // nil when there is no parent (or it is gone)

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// A renewal that only moved the lease's expiry must cost nothing; anything
+// the Delegation's status shows must make a difference.
+func TestFingerprintTellsChangesFromRenewals(t *testing.T) {
+	base := func() *a2a.Task {
+		return &a2a.Task{ID: "t1", State: a2a.StateWorking, StatusText: "thinking",
+			LeaseExpiresAt: time.Unix(1000, 0), Usage: &a2a.Usage{Spent: map[string]int64{"tokens": 10}}}
+	}
+	same := []struct {
+		name   string
+		change func(*a2a.Task)
+	}{
+		{"lease renewed", func(t *a2a.Task) { t.LeaseExpiresAt = time.Unix(2000, 0) }},
+		{"submitted reads as working", func(t *a2a.Task) { t.State = a2a.StateSubmitted }},
+		{"message ids", func(t *a2a.Task) { t.MessageIDs = []string{"m1"} }},
+	}
+	for _, c := range same {
+		t.Run(c.name, func(t *testing.T) {
+			changed := base()
+			c.change(changed)
+			if Fingerprint(changed, nil) != Fingerprint(base(), nil) {
+				t.Errorf("fingerprint changed; want a renewal to cost nothing")
+			}
+		})
+	}
+	different := []struct {
+		name   string
+		change func(*a2a.Task)
+	}{
+		{"state", func(t *a2a.Task) { t.State = a2a.StateCompleted }},
+		{"status text", func(t *a2a.Task) { t.StatusText = "done thinking" }},
+		{"failure class", func(t *a2a.Task) { t.FailureClass = "quota" }},
+		{"lease dropped", func(t *a2a.Task) { t.LeaseExpiresAt = time.Time{} }},
+		{"spend", func(t *a2a.Task) { t.Usage.Spent["tokens"] = 11 }},
+		{"result", func(t *a2a.Task) { t.ResultText = "42" }},
+		{"artifacts", func(t *a2a.Task) { t.Artifacts = []a2a.Artifact{{}} }},
+	}
+	for _, c := range different {
+		t.Run(c.name, func(t *testing.T) {
+			changed := base()
+			c.change(changed)
+			if Fingerprint(changed, nil) == Fingerprint(base(), nil) {
+				t.Errorf("fingerprint unchanged; want the change to reach status")
+			}
+		})
+	}
+	notFound := &a2a.Error{Kind: a2a.KindRefused, Reason: a2a.ReasonTaskNotFound}
+	if Fingerprint(nil, notFound) == Fingerprint(nil, errors.New("connection refused")) {
+		t.Errorf("a lost task and a failed call have one fingerprint")
+	}
+	if Fingerprint(nil, errors.New("connection refused")) == Fingerprint(base(), nil) {
+		t.Errorf("a failed call and a task have one fingerprint")
+	}
+}
+
+// A task is first read one interval after the send was answered, not one
+// interval after a busy reconciler got round to applying the answer.
+func TestFirstReadCountsFromTheSendsAnswer(t *testing.T) {
+	now := time.Unix(5000, 0)
+	s := &Scheduler{Clock: clocktesting.NewFakeClock(now)}
+	key := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
+	cases := []struct {
+		name  string
+		since time.Time
+		want  time.Time
+	}{
+		{"answered just now", now, now.Add(10 * time.Second)},
+		{"answered 8s ago", now.Add(-8 * time.Second), now.Add(2 * time.Second)},
+		{"answered 25s ago: overdue, read at once", now.Add(-25 * time.Second), now.Add(-15 * time.Second)},
+		{"unknown answer time", time.Time{}, now.Add(10 * time.Second)},
+	}
+	for _, c := range cases {
+		s.Track(key(c.name), Follow{Interval: 10 * time.Second, Since: c.since})
+		if got := s.items[key(c.name)].due; !got.Equal(c.want) {
+			t.Errorf("%s: first read due %s, want %s", c.name, got.Sub(now), c.want.Sub(now))
+		}
+	}
+	// Following a task again does not move its read later.
+	s.Track(key("answered 8s ago"), Follow{Interval: 10 * time.Second, Since: now})
+	if got := s.items[key("answered 8s ago")].due; !got.Equal(now.Add(2 * time.Second)) {
+		t.Errorf("tracked again: due %s, want 2s", got.Sub(now))
+	}
+}
