@@ -253,8 +253,9 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) 
 }
 
 // Fingerprint is what a read reported, as far as the Delegation's status
-// shows it: state, status text, whether a lease is held, spend, result.
-// The lease's new expiry alone is not in it: a renewal is not a change.
+// shows it: state, status text, whether a lease is held, spend, and the
+// result once the task ended (status keeps no result before). The lease's
+// new expiry alone is not in it: a renewal is not a change.
 func Fingerprint(t *a2a.Task, err error) string {
 	switch {
 	case a2a.IsTaskNotFound(err):
@@ -272,7 +273,10 @@ func Fingerprint(t *a2a.Task, err error) string {
 		Spent     map[string]int64
 		Result    string
 		Artifacts int
-	}{t.State, t.StatusText, t.FailureClass, !t.LeaseExpiresAt.IsZero(), nil, t.ResultText, len(t.Artifacts)}
+	}{State: t.State, Text: t.StatusText, Failure: t.FailureClass, Leased: !t.LeaseExpiresAt.IsZero()}
+	if t.State.Terminal() {
+		view.Result, view.Artifacts = t.ResultText, len(t.Artifacts)
+	}
 	if view.State == a2a.StateSubmitted {
 		// Submitted and Working are both Running: a task that only started
 		// working is not worth a status write.

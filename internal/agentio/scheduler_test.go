@@ -30,6 +30,8 @@ func TestFingerprintTellsChangesFromRenewals(t *testing.T) {
 		{"lease renewed", func(t *a2a.Task) { t.LeaseExpiresAt = time.Unix(2000, 0) }},
 		{"submitted reads as working", func(t *a2a.Task) { t.State = a2a.StateSubmitted }},
 		{"message ids", func(t *a2a.Task) { t.MessageIDs = []string{"m1"} }},
+		// Status keeps a result only once the task ended.
+		{"an artifact before the end", func(t *a2a.Task) { t.Artifacts, t.ResultText = []a2a.Artifact{{}}, "partial" }},
 	}
 	for _, c := range same {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,8 +51,6 @@ func TestFingerprintTellsChangesFromRenewals(t *testing.T) {
 		{"failure class", func(t *a2a.Task) { t.FailureClass = "quota" }},
 		{"lease dropped", func(t *a2a.Task) { t.LeaseExpiresAt = time.Time{} }},
 		{"spend", func(t *a2a.Task) { t.Usage.Spent["tokens"] = 11 }},
-		{"result", func(t *a2a.Task) { t.ResultText = "42" }},
-		{"artifacts", func(t *a2a.Task) { t.Artifacts = []a2a.Artifact{{}} }},
 	}
 	for _, c := range different {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,6 +60,17 @@ func TestFingerprintTellsChangesFromRenewals(t *testing.T) {
 				t.Errorf("fingerprint unchanged; want the change to reach status")
 			}
 		})
+	}
+	ended := func() *a2a.Task { t := base(); t.State = a2a.StateCompleted; return t }
+	for name, change := range map[string]func(*a2a.Task){
+		"result":    func(t *a2a.Task) { t.ResultText = "42" },
+		"artifacts": func(t *a2a.Task) { t.Artifacts = []a2a.Artifact{{}} },
+	} {
+		changed := ended()
+		change(changed)
+		if Fingerprint(changed, nil) == Fingerprint(ended(), nil) {
+			t.Errorf("%s of an ended task: fingerprint unchanged", name)
+		}
 	}
 	notFound := &a2a.Error{Kind: a2a.KindRefused, Reason: a2a.ReasonTaskNotFound}
 	if Fingerprint(nil, notFound) == Fingerprint(nil, errors.New("connection refused")) {

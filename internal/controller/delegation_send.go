@@ -196,7 +196,7 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, err // the operator is stopping: send nothing more
 	}
 	r.dispatchReply(s, int(s.d.Status.RepliesSent)-1)
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
 // applyReply records the answer to a reply. The claim is given back only
@@ -209,7 +209,7 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 		st.ReplyInFlight = false
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, delegation.ReplySent())
-		return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 	}
 	if delegation.ReplyAfterSend(result) {
 		// Agents may refuse a reply for a moment after asking for input

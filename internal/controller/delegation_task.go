@@ -81,7 +81,7 @@ func (r *DelegationReconciler) runGroup(ctx context.Context, s *scope, step dele
 		return ctrl.Result{}, nil
 	}
 	// Children wake a group; only its deadline needs a timer.
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
 // reserve takes this Delegation's grant from its parent; when the parent is
@@ -244,7 +244,7 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 		// the task now instead of at the next renewal.
 		r.dispatchGet(s)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
 // remoteError turns a failed call into a decision: a lost task fails; any
@@ -260,7 +260,7 @@ func (r *DelegationReconciler) remoteError(ctx context.Context, s *scope, err er
 	if o := s.d.Status.Outcome; o != nil {
 		o.Message = truncate("the agent did not answer: "+err.Error(), maxOutcomeMessage)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
 // applyTask records what the agent reported and does what Follow decides.
@@ -297,7 +297,7 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 	default:
 		r.setPhase(s, step)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), 0)}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
 // recordUsage keeps the agent's latest budget report, clamped to the grant:

@@ -63,11 +63,26 @@ func NextCheck(o Observation, poll time.Duration) time.Duration {
 	// Renewed while waiting for input too: a task handed back to a person is
 	// never auto-cancelled, so its lease must not lapse.
 	shorter(RenewInterval(o.Spec))
+	shorter(NextDeadline(o))
+	return next
+}
+
+// NextDeadline is when the Delegation's own or its parent's deadline falls
+// due (just after, so the pass sees it passed); 0 when none is ahead. A
+// followed task needs no other timer: renewals and polls are the
+// scheduler's, and cost no reconcile.
+func NextDeadline(o Observation) time.Duration {
+	var next time.Duration
+	sooner := func(deadline time.Time) {
+		if d := deadline.Sub(o.Now) + 10*time.Millisecond; d > 0 && (next <= 0 || d < next) {
+			next = d
+		}
+	}
 	if o.Status.Deadline != nil {
-		shorter(o.Status.Deadline.Sub(o.Now) + 10*time.Millisecond)
+		sooner(o.Status.Deadline.Time)
 	}
 	if o.Parent != nil && !o.Parent.Deadline.IsZero() {
-		shorter(o.Parent.Deadline.Sub(o.Now) + 10*time.Millisecond)
+		sooner(o.Parent.Deadline)
 	}
 	return next
 }

@@ -136,6 +136,28 @@ func TestNextCheck(t *testing.T) {
 	}
 }
 
+func TestNextDeadline(t *testing.T) {
+	const margin = 10 * time.Millisecond
+	leased := func(o *Observation) { o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}} }
+	tests := []struct {
+		name string
+		obs  Observation
+		want time.Duration
+	}{
+		{"a leased task without deadline needs no timer (the scheduler renews it)", observe(following(v1alpha1.PhaseRunning), leased), 0},
+		{"an own deadline", observe(following(v1alpha1.PhaseRunning), leased, ownDeadline(now.Add(time.Minute))), time.Minute + margin},
+		{"a parent's sooner deadline wins",
+			observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(7*time.Second)),
+				withParent(Parent{Found: true, Phase: v1alpha1.PhaseRunning, Deadline: now.Add(6 * time.Second)})), 6*time.Second + margin},
+		{"a deadline already passed is no timer", observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(-time.Minute))), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(NextDeadline(tt.obs)).To(Equal(tt.want))
+		})
+	}
+}
+
 func TestNextCheckKeepsRenewingATaskWaitingForInput(t *testing.T) {
 	g := NewWithT(t)
 	for _, p := range []v1alpha1.Phase{v1alpha1.PhaseInputRequired, v1alpha1.PhaseAuthRequired} {
