@@ -157,9 +157,9 @@ func (r *DelegationReconciler) dispatchAdopt(s *scope) {
 
 // dispatchGet reads the task back now (the scheduler does it on its cadence).
 func (r *DelegationReconciler) dispatchGet(s *scope) {
-	id, lease := s.d.Status.TaskID, s.d.Spec.Lease != nil
+	id, lease, replyCheck := s.d.Status.TaskID, s.d.Spec.Lease != nil, replyCheckOf(s.d, s.agent)
 	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
-		return c.Get(ctx, id, lease)
+		return readTask(ctx, c, id, lease, replyCheck)
 	}))
 }
 
@@ -271,9 +271,9 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 	if seen != nil {
 		f.Seen = *seen
 	}
-	id, lease := st.TaskID, s.d.Spec.Lease != nil
+	id, lease, replyCheck := st.TaskID, s.d.Spec.Lease != nil, replyCheckOf(s.d, s.agent)
 	f.Call = r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
-		return c.Get(ctx, id, lease)
+		return readTask(ctx, c, id, lease, replyCheck)
 	})
 	r.Scheduler.Track(key, f)
 }

@@ -222,59 +222,43 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 }
 
 // checkReply settles a claimed reply against the task read back: resend
-// says the same reply is to be sent again; wait that it cannot be told yet
-// (the look-up of the client's recent messages failed).
-func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend, wait bool) {
+// says the same reply is to be sent again. The read that brought t also
+// listed the client's recent messages when the task carried none (see
+// readTask), so nothing here waits on the agent.
+func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend bool) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
 	if i < 0 || i >= len(s.d.Spec.Replies) {
 		st.ReplyInFlight = false
-		return false, false
-	}
-	if len(t.MessageIDs) == 0 {
-		var err error
-		if t, err = r.withRecentMessages(ctx, s, t); err != nil {
-			logf.FromContext(ctx).Info("cannot look up the replies the agent received; will retry", "error", err.Error())
-			return false, true
-		}
+		return false
 	}
 	switch delegation.CheckReply(t, delegation.MessageID(string(s.d.UID), i)) {
 	case delegation.ReplyMissing:
 		logf.FromContext(ctx).Info("a claimed reply did not reach the agent; sending it again", "reply", i)
-		return true, false
+		return true
 	case delegation.ReplyUnconfirmed:
 		r.Recorder.Eventf(s.d, nil, "Warning", "ReplyUnconfirmed", "Reply",
 			"reply %d may not have reached the agent, which returns no history; it is not sent again", i)
 	}
 	st.ReplyInFlight = false
-	return false, false
+	return false
 }
 
-// withRecentMessages returns t with the client's recent message ids, read by
-// listing the task's context; t as it is when the agent cannot list. It is
-// the one agent call made inside a reconcile (only for a reply whose answer
-// was lost), bounded by the Agent's requestTimeout and --max-call-timeout.
-func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope, t *a2a.Task) (*a2a.Task, error) {
-	if !agentCanList(s.agent) || s.d.Status.ContextID == "" {
-		return t, nil
-	}
-	timeout := r.Calls.MaxCallTimeout
-	if rt := s.agent.Spec.RequestTimeout; rt != nil && rt.Duration < timeout {
-		timeout = rt.Duration
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	c, release, err := r.Connector.Client(ctx, s.agent, s.d.Spec.Tenant)
-	if err != nil {
+// readTask reads a task on the Agent's pool. With a reply in flight whose
+// answer was lost, a task read without the client's recent message ids is
+// completed by listing its context, so the reply can be checked; a failed
+// listing fails the read, which is retried at the task's cadence.
+func readTask(ctx context.Context, c a2a.Client, id string, lease bool, replyCheck *replyLookUp) (*a2a.Task, error) {
+	t, err := c.Get(ctx, id, lease)
+	if err != nil || replyCheck == nil || len(t.MessageIDs) > 0 {
 		return t, err
 	}
-	defer release()
-	tasks, err := c.ListByContext(ctx, s.d.Status.ContextID)
+	tasks, err := c.ListByContext(ctx, replyCheck.contextID)
 	if cannotList(err) {
 		return t, nil
 	}
 	if err != nil {
-		return t, err
+		return nil, err
 	}
 	for _, listed := range tasks {
 		if listed.ID == t.ID {
@@ -284,6 +268,18 @@ func (r *DelegationReconciler) withRecentMessages(ctx context.Context, s *scope,
 		}
 	}
 	return t, nil
+}
+
+// replyLookUp says a read must also find the client's recent messages.
+type replyLookUp struct{ contextID string }
+
+// replyCheckOf is the look-up a read of this Delegation's task needs: one
+// only while a reply's answer is unknown and the agent can list.
+func replyCheckOf(d *v1alpha1.Delegation, agent *v1alpha1.Agent) *replyLookUp {
+	if !d.Status.ReplyInFlight || d.Status.ContextID == "" || !agentCanList(agent) {
+		return nil
+	}
+	return &replyLookUp{contextID: d.Status.ContextID}
 }
 
 // cannotList: an agent that refuses to list, or a context too large to

@@ -270,12 +270,8 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 	st.RemoteState = string(t.State)
 	r.recordLease(s, t)
 	if st.ReplyInFlight {
-		resend, wait := r.checkReply(ctx, s, t)
-		if resend {
+		if r.checkReply(ctx, s, t) {
 			return r.sendReply(ctx, s)
-		}
-		if wait {
-			return ctrl.Result{RequeueAfter: delegation.NextCheck(s.observation(r.Options), pollInterval(s.agent))}, nil
 		}
 	}
 	step := delegation.Follow(s.observation(r.Options), t)

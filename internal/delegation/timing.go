@@ -51,22 +51,6 @@ func RenewInterval(spec *v1alpha1.DelegationSpec) time.Duration {
 	return spec.Lease.TTL.Duration / 3
 }
 
-// NextCheck is when a followed Delegation must be looked at again: the poll
-// interval, the lease renewal, or a deadline, whichever comes first.
-func NextCheck(o Observation, poll time.Duration) time.Duration {
-	next := poll
-	shorter := func(d time.Duration) {
-		if d > 0 && (next <= 0 || d < next) {
-			next = d
-		}
-	}
-	// Renewed while waiting for input too: a task handed back to a person is
-	// never auto-cancelled, so its lease must not lapse.
-	shorter(RenewInterval(o.Spec))
-	shorter(NextDeadline(o))
-	return next
-}
-
 // NextDeadline is when the Delegation's own or its parent's deadline falls
 // due (just after, so the pass sees it passed); 0 when none is ahead. A
 // followed task needs no other timer: renewals and polls are the

@@ -88,54 +88,6 @@ func TestRenewInterval(t *testing.T) {
 	}
 }
 
-func TestNextCheck(t *testing.T) {
-	const poll = 30 * time.Second
-	leased := func(ttl time.Duration) change {
-		return func(o *Observation) { o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: ttl}} }
-	}
-	// The deadline is looked at just after it passes, so the cancel sees it passed.
-	const margin = 10 * time.Millisecond
-
-	tests := []struct {
-		name string
-		obs  Observation
-		poll time.Duration
-		want time.Duration
-	}{
-		{"an unleased task is polled", observe(following(v1alpha1.PhaseRunning)), poll, poll},
-		{"a lease renewal sooner than the poll wins", observe(following(v1alpha1.PhaseRunning), leased(15*time.Second)), poll, 5 * time.Second},
-		{"a poll sooner than the renewal wins", observe(following(v1alpha1.PhaseRunning), leased(time.Hour)), poll, poll},
-		{"without a poll interval the lease sets the pace", observe(following(v1alpha1.PhaseRunning), leased(30*time.Second)), 0, 10 * time.Second},
-		{"without poll, lease or deadline nothing is scheduled", observe(following(v1alpha1.PhaseRunning)), 0, 0},
-		{"an own deadline sooner than the poll wins", observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(4*time.Second))),
-			poll, 4*time.Second + margin},
-		{"an own deadline later than the poll does not", observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(time.Hour))),
-			poll, poll},
-		{"an own deadline sooner than the renewal wins",
-			observe(following(v1alpha1.PhaseRunning), leased(30*time.Second), ownDeadline(now.Add(2*time.Second))), poll, 2*time.Second + margin},
-		{"an own deadline is a check even without a poll", observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(time.Minute))),
-			0, time.Minute + margin},
-		{"a parent's deadline sooner than the poll wins",
-			observe(following(v1alpha1.PhaseRunning), withParent(Parent{Found: true, Phase: v1alpha1.PhaseRunning, Deadline: now.Add(3 * time.Second)})),
-			poll, 3*time.Second + margin},
-		{"the earlier of own and parent's deadline wins",
-			observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(7*time.Second)),
-				withParent(Parent{Found: true, Phase: v1alpha1.PhaseRunning, Deadline: now.Add(6 * time.Second)})),
-			poll, 6*time.Second + margin},
-		{"a deadline already passed is no reason to hurry", observe(following(v1alpha1.PhaseRunning), ownDeadline(now.Add(-time.Minute))),
-			poll, poll},
-		{"a parent without deadline changes nothing", observe(following(v1alpha1.PhaseRunning), withParent(parentRunning)), poll, poll},
-		{"an unleased task waiting for input is still polled", observe(following(v1alpha1.PhaseInputRequired)), poll, poll},
-		{"a task waiting for input still wakes at its deadline", observe(following(v1alpha1.PhaseInputRequired), ownDeadline(now.Add(time.Second))),
-			poll, time.Second + margin},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(NextCheck(tt.obs, tt.poll)).To(Equal(tt.want))
-		})
-	}
-}
-
 func TestNextDeadline(t *testing.T) {
 	const margin = 10 * time.Millisecond
 	leased := func(o *Observation) { o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}} }
@@ -155,16 +107,6 @@ func TestNextDeadline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			NewWithT(t).Expect(NextDeadline(tt.obs)).To(Equal(tt.want))
 		})
-	}
-}
-
-func TestNextCheckKeepsRenewingATaskWaitingForInput(t *testing.T) {
-	g := NewWithT(t)
-	for _, p := range []v1alpha1.Phase{v1alpha1.PhaseInputRequired, v1alpha1.PhaseAuthRequired} {
-		o := observe(following(p), func(o *Observation) {
-			o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}}
-		})
-		g.Expect(NextCheck(o, time.Minute)).To(Equal(10*time.Second), string(p))
 	}
 }
 
