@@ -90,7 +90,9 @@ func TestRenewInterval(t *testing.T) {
 
 func TestNextDeadline(t *testing.T) {
 	const margin = 10 * time.Millisecond
-	leased := func(o *Observation) { o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}} }
+	leased := func(o *Observation) {
+		o.Spec.Lease = &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}}
+	}
 	tests := []struct {
 		name string
 		obs  Observation

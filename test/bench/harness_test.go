@@ -165,7 +165,7 @@ func (e *env) startOperator() {
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().String()
 }
 
@@ -175,7 +175,7 @@ func freeAddr(t *testing.T) string {
 func (e *env) profile(query, name string) {
 	resp, err := http.Get("http://" + e.pprof + "/debug/pprof/" + query)
 	if err == nil {
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if resp.StatusCode != http.StatusOK {
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			e.t.Logf("profile %s: %s: %s", name, resp.Status, msg)
