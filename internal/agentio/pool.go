@@ -78,6 +78,10 @@ type Call struct {
 	// NotAfter, when set, ends the call no later than then (a renewal must
 	// not outlive the time the next one is due).
 	NotAfter time.Time
+	// Urgent: the result wakes its Delegation through UrgentEvents, which
+	// the controller puts ahead of other work (a send's answer: until it is
+	// applied, the task is not followed and its lease is not renewed).
+	Urgent bool
 	// Do makes the call.
 	Do func(ctx context.Context) (any, error)
 	// done, when set, receives the result instead of the result store.
@@ -120,6 +124,7 @@ type Dispatcher struct {
 
 	once    sync.Once
 	events  chan event.GenericEvent
+	urgent  chan event.GenericEvent
 	mu      sync.Mutex
 	pools   map[types.NamespacedName]*pool
 	calls   map[Key]*pending
@@ -150,6 +155,7 @@ func NewDispatcher(maxCallsPerAgent int, maxCallTimeout time.Duration) *Dispatch
 func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.events = make(chan event.GenericEvent, 4096)
+		d.urgent = make(chan event.GenericEvent, 4096)
 		d.pools = map[types.NamespacedName]*pool{}
 		d.calls = map[Key]*pending{}
 		d.results = map[Key]Result{}
@@ -163,6 +169,12 @@ func (d *Dispatcher) init() {
 func (d *Dispatcher) Events() <-chan event.GenericEvent {
 	d.init()
 	return d.events
+}
+
+// UrgentEvents carries one event per finished Urgent call.
+func (d *Dispatcher) UrgentEvents() <-chan event.GenericEvent {
+	d.init()
+	return d.urgent
 }
 
 // Submit queues the call unless one of the same key is queued, running or
@@ -251,12 +263,16 @@ func (d *Dispatcher) run(q *pending) {
 		c.done(res)
 		return
 	}
-	d.wake(c.Delegation)
+	d.wake(c.Delegation, c.Urgent)
 }
 
 // wake enqueues the Delegation.
-func (d *Dispatcher) wake(key types.NamespacedName) {
-	d.events <- event.GenericEvent{Object: &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
+func (d *Dispatcher) wake(key types.NamespacedName, urgent bool) {
+	ch := d.events
+	if urgent {
+		ch = d.urgent
+	}
+	ch <- event.GenericEvent{Object: &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}
 }
 
 // deliver stores a result made outside the pools (the scheduler's reads)
@@ -265,7 +281,7 @@ func (d *Dispatcher) deliver(key Key, res Result) {
 	d.mu.Lock()
 	d.results[key] = res
 	d.mu.Unlock()
-	d.wake(key.Delegation)
+	d.wake(key.Delegation, false)
 }
 
 func (p *pool) next() *pending {

@@ -127,7 +127,7 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 	req := r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
 	uid, ownContext, lease := string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "", s.d.Spec.Lease != nil
 	canList := agentCanList(s.agent)
-	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
+	r.Calls.Submit(urgent(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		if lookUp {
 			t, listed, err := lookUpSent(ctx, c, canList, req.ContextID, uid, ownContext)
 			out := sendOutcome{lookedUp: true, listed: listed, lookupErr: err, task: t}
@@ -143,16 +143,22 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 		}
 		t, err := c.Send(ctx, req)
 		return sendOutcome{task: t}, err
-	}))
+	})))
+}
+
+// urgent marks a call whose answer starts following a task.
+func urgent(c agentio.Call) agentio.Call {
+	c.Urgent = true
+	return c
 }
 
 // dispatchAdopt reads spec.taskID back to adopt it.
 func (r *DelegationReconciler) dispatchAdopt(s *scope) {
 	id, lease := s.d.Spec.TaskID, s.d.Spec.Lease != nil
-	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
+	r.Calls.Submit(urgent(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		t, err := c.Get(ctx, id, lease)
 		return sendOutcome{task: t}, err
-	}))
+	})))
 }
 
 // dispatchGet reads the task back now (the scheduler does it on its cadence).

@@ -292,7 +292,9 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		For(&v1alpha1.Delegation{}, builder.WithPredicates(notOwnStatusWrite())).
 		Watches(&v1alpha1.Delegation{}, r.relatives()).
 		// A finished call wakes its Delegation.
-		WatchesRawSource(source.Channel(r.Calls.Events(), enqueueFirst())).
+		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
+		// A send's answer goes ahead of other work (see enqueueFirst).
+		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent)), builder.WithPredicates(agentChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")

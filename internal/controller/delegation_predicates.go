@@ -97,9 +97,11 @@ func agentChanged() predicate.Funcs {
 	}}
 }
 
-// resultPriority puts a Delegation woken by a finished call ahead of new
-// and changed objects in the work queue: a send's answer applied late is a
-// task followed late, and its lease may lapse meanwhile.
+// resultPriority puts a Delegation woken by a send's answer ahead of new
+// and changed objects in the work queue: an answer applied late is a task
+// followed late, and its lease may lapse meanwhile. Only sends' answers go
+// first: they come no faster than new objects are handled, so they cannot
+// starve them (a steady stream of reads could).
 const resultPriority = 10
 
 // enqueueFirst enqueues the object of a generic event at resultPriority.
