@@ -31,6 +31,9 @@ func TestMetricsMeasureRequestsPhasesAndCascades(t *testing.T) {
 	e.waitRunning("parent")
 	e.create(e.task("child", "wait", childOf("parent")))
 	e.waitRunning("child")
+	// The scheduler reads running tasks every pollInterval; the cancel
+	// waits for one read, so GetTask is measured however fast this runs.
+	e.g.Eventually(func() int { return len(e.agent.Calls("GetTask")) }, eventually, tick).Should(BeNumerically(">=", 1))
 	e.update("parent", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
 	e.waitPhase("child", v1alpha1.PhaseCanceled)
 
