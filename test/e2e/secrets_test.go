@@ -74,7 +74,8 @@ func TestSecretsByConsentInstall(t *testing.T) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "tether-consent-agent-credentials-reader"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: r.namespace}}}
 	g.Expect(kube.Create(ctx, binding)).To(Succeed())
-	g.Expect(canGetSecrets(team)).To(BeTrue())
+	// The authorizer learns of a new binding from its informer: a moment later.
+	g.Eventually(func() bool { return canGetSecrets(team) }).WithTimeout(timeout).WithPolling(tick).Should(BeTrue())
 	g.Expect(canGetSecrets("kube-system")).To(BeFalse())
 
 	w := newWorkspace(t, team)
