@@ -239,13 +239,22 @@ func (d *Dispatcher) work(p *pool) {
 	}
 }
 
+// CallTimeout is how long one call to an agent may take: what the Agent
+// asks (spec.requestTimeout; 0 when unset), capped by the operator-wide
+// maximum (--max-call-timeout; 0 means DefaultMaxCallTimeout).
+func CallTimeout(asked, maximum time.Duration) time.Duration {
+	if maximum <= 0 {
+		maximum = DefaultMaxCallTimeout
+	}
+	if asked > 0 && asked < maximum {
+		return asked
+	}
+	return maximum
+}
+
 func (d *Dispatcher) run(q *pending) {
 	c := q.call
-	timeout := d.MaxCallTimeout
-	if c.Timeout > 0 && c.Timeout < timeout {
-		timeout = c.Timeout
-	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
 	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
 		deadline = c.NotAfter
 	}

@@ -94,3 +94,20 @@ func TestCallDeadlines(t *testing.T) {
 	g.Expect(deadline(Call{Key: key("renewal"), Timeout: 10 * time.Minute, NotAfter: time.Now().Add(time.Second)})).
 		To(BeNumerically("~", time.Second, 500*time.Millisecond))
 }
+
+func TestCallTimeoutIsTheAgentsCappedByTheOperator(t *testing.T) {
+	cases := []struct {
+		asked, maximum, want time.Duration
+	}{
+		{0, 0, DefaultMaxCallTimeout},
+		{0, time.Minute, time.Minute},
+		{10 * time.Second, time.Minute, 10 * time.Second},
+		{10 * time.Minute, time.Minute, time.Minute},
+		{10 * time.Minute, 0, DefaultMaxCallTimeout},
+	}
+	for _, c := range cases {
+		if got := CallTimeout(c.asked, c.maximum); got != c.want {
+			t.Errorf("CallTimeout(%s, %s) = %s, want %s", c.asked, c.maximum, got, c.want)
+		}
+	}
+}

@@ -135,14 +135,11 @@ func cardFresh(agent *v1alpha1.Agent, refresh time.Duration, now time.Time) (tim
 // (controller-runtime never reconciles one Agent on two workers at once, so
 // a card read needs no pool of its own).
 func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*a2a.Card, error) {
-	timeout := r.MaxCallTimeout
-	if timeout <= 0 {
-		timeout = agentio.DefaultMaxCallTimeout
+	var asked time.Duration
+	if t := agent.Spec.RequestTimeout; t != nil {
+		asked = t.Duration
 	}
-	if t := agent.Spec.RequestTimeout; t != nil && t.Duration < timeout {
-		timeout = t.Duration
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, agentio.CallTimeout(asked, r.MaxCallTimeout))
 	defer cancel()
 	ep, err := r.Connector.Endpoint(ctx, agent, "")
 	if err != nil {

@@ -163,10 +163,16 @@ func (r *DelegationReconciler) dispatchAdopt(s *scope) {
 
 // dispatchGet reads the task back now (the scheduler does it on its cadence).
 func (r *DelegationReconciler) dispatchGet(s *scope) {
+	r.Calls.Submit(r.readCall(s))
+}
+
+// readCall reads the task back (renewing its lease, if any): the call a
+// pass dispatches now and the one the scheduler repeats.
+func (r *DelegationReconciler) readCall(s *scope) agentio.Call {
 	id, lease, replyCheck := s.d.Status.TaskID, s.d.Spec.Lease != nil, replyCheckOf(s.d, s.agent)
-	r.Calls.Submit(r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
+	return r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
 		return readTask(ctx, c, id, lease, replyCheck)
-	}))
+	})
 }
 
 // dispatchReply sends spec.replies[i] to the task.
@@ -273,13 +279,9 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
 		interval = renew
 	}
-	f := agentio.Follow{Interval: interval, Since: s.answeredAt}
+	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: s.answeredAt}
 	if seen != nil {
 		f.Seen = *seen
 	}
-	id, lease, replyCheck := st.TaskID, s.d.Spec.Lease != nil, replyCheckOf(s.d, s.agent)
-	f.Call = r.newCall(s.d, s.agent, agentio.KindGet, func(ctx context.Context, c a2a.Client) (any, error) {
-		return readTask(ctx, c, id, lease, replyCheck)
-	})
 	r.Scheduler.Track(key, f)
 }

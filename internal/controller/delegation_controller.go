@@ -353,15 +353,20 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 
 func (r *DelegationReconciler) byIndex(field string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		var list v1alpha1.DelegationList
-		if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{field: o.GetName()},
-			client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return reqs
+		return r.requestsFor(ctx, o.GetNamespace(), field, o.GetName())
 	}
+}
+
+// requestsFor names the cached Delegations of a namespace whose index field
+// holds value; only their keys are read, so nothing is copied.
+func (r *DelegationReconciler) requestsFor(ctx context.Context, ns, field, value string) []reconcile.Request {
+	var list v1alpha1.DelegationList
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{field: value}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
 }

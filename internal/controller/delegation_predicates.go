@@ -68,13 +68,8 @@ func waitingKey(reason, name string) string { return reason + "/" + name }
 // reason on name (a parent or an Agent).
 func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, reason, name string,
 	q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexWaiting: waitingKey(reason, name)},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return
-	}
-	for i := range list.Items {
-		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	for _, req := range r.requestsFor(ctx, ns, indexWaiting, waitingKey(reason, name)) {
+		q.Add(req)
 	}
 }
 
