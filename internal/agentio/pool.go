@@ -129,6 +129,9 @@ type Dispatcher struct {
 	pools   map[types.NamespacedName]*pool
 	calls   map[Key]*pending
 	results map[Key]Result
+	// after holds a reconciler's call that came while the scheduler's call
+	// of the same key ran; it is made as soon as that one ends.
+	after map[Key]Call
 }
 
 type pool struct {
@@ -159,6 +162,7 @@ func (d *Dispatcher) init() {
 		d.pools = map[types.NamespacedName]*pool{}
 		d.calls = map[Key]*pending{}
 		d.results = map[Key]Result{}
+		d.after = map[Key]Call{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -179,13 +183,27 @@ func (d *Dispatcher) UrgentEvents() <-chan event.GenericEvent {
 
 // Submit queues the call unless one of the same key is queued, running or
 // holds an untaken result. It never blocks on the network.
+//
+// A reconciler's call that finds the scheduler's call of the same key on its
+// way is kept and made once that one ends: the scheduler hands its answer
+// on only when it differs from what was applied, and the reconciler asked
+// because something changed (a reply to send, a failed call to check).
 func (d *Dispatcher) Submit(c Call) bool {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.calls[c.Key]; ok {
-		return false
+	if q, ok := d.calls[c.Key]; ok {
+		if q.call.done == nil || c.done != nil {
+			return false
+		}
+		d.after[c.Key] = c
+		return true
 	}
+	return d.queue(c)
+}
+
+// queue adds the call to its Agent's pool; it is called with d.mu held.
+func (d *Dispatcher) queue(c Call) bool {
 	if _, ok := d.results[c.Key]; ok && c.done == nil {
 		return false
 	}
@@ -267,6 +285,10 @@ func (d *Dispatcher) run(q *pending) {
 	if c.done == nil {
 		d.results[c.Key] = res
 	}
+	if next, ok := d.after[c.Key]; ok {
+		delete(d.after, c.Key)
+		d.queue(next)
+	}
 	d.mu.Unlock()
 	if c.done != nil {
 		c.done(res)
@@ -323,6 +345,15 @@ func (d *Dispatcher) Take(key Key) (Result, bool) {
 	return res, ok
 }
 
+// Peek returns the result of a finished call without taking it.
+func (d *Dispatcher) Peek(key Key) (Result, bool) {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return res, ok
+}
+
 // Restore puts back a result whose application could not be written; the
 // caller's retry takes it again.
 func (d *Dispatcher) Restore(key Key, res Result) {
@@ -341,7 +372,8 @@ func (d *Dispatcher) Has(key Key) bool {
 	defer d.mu.Unlock()
 	_, pending := d.calls[key]
 	_, done := d.results[key]
-	return pending || done
+	_, later := d.after[key]
+	return pending || done || later
 }
 
 // State reports a call that is queued or running.
@@ -387,6 +419,11 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	for k := range d.results {
 		if k.Delegation == delegation {
 			delete(d.results, k)
+		}
+	}
+	for k := range d.after {
+		if k.Delegation == delegation {
+			delete(d.after, k)
 		}
 	}
 }

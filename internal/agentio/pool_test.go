@@ -111,3 +111,47 @@ func TestCallTimeoutIsTheAgentsCappedByTheOperator(t *testing.T) {
 		}
 	}
 }
+
+// A read the reconciler asks for while the scheduler's read of the same task
+// runs is not lost: the scheduler hands on only changed answers, so the
+// reconciler's read is made once the scheduler's ends, and its answer is
+// the reconciler's to take.
+func TestReconcilerReadWaitsForTheSchedulersRead(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	key := Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "task"}, Kind: KindGet}
+	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	release := make(chan struct{})
+	schedulerDone := make(chan Result, 1)
+	scheduled := Call{Key: key, Agent: agent, done: func(r Result) { schedulerDone <- r },
+		Do: func(context.Context) (any, error) { <-release; return "scheduler", nil }}
+	g.Expect(d.Submit(scheduled)).To(BeTrue())
+	g.Eventually(func() bool { return d.State(key).Running }).Should(BeTrue())
+
+	asked := Call{Key: key, Agent: agent, Do: func(context.Context) (any, error) { return "reconciler", nil }}
+	g.Expect(d.Submit(asked)).To(BeTrue(), "kept until the scheduler's read ends")
+	g.Expect(d.Has(key)).To(BeTrue())
+	g.Expect(d.Submit(asked)).To(BeTrue(), "asking again replaces the kept call")
+	_, ok := d.Take(key)
+	g.Expect(ok).To(BeFalse(), "nothing is answered yet")
+
+	close(release)
+	g.Expect((<-schedulerDone).Value).To(Equal("scheduler"))
+	g.Eventually(func() any {
+		res, _ := d.Take(key)
+		return res.Value
+	}).Should(Equal("reconciler"))
+	g.Expect(d.Has(key)).To(BeFalse())
+
+	// The reconciler's own read on its way: a second one is refused, its
+	// answer wakes the Delegation anyway.
+	block := make(chan struct{})
+	own := Call{Key: key, Agent: agent, Do: func(context.Context) (any, error) { <-block; return "own", nil }}
+	g.Expect(d.Submit(own)).To(BeTrue())
+	g.Expect(d.Submit(asked)).To(BeFalse())
+	close(block)
+	g.Eventually(func() any {
+		res, _ := d.Take(key)
+		return res.Value
+	}).Should(Equal("own"))
+}

@@ -231,7 +231,7 @@ func TestBudgetRefundTable(t *testing.T) {
 			var d *v1alpha1.Delegation
 			e.g.Eventually(func(g Gomega) {
 				d = e.get(c)
-				g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseFailed), "outcome: %+v", d.Status.Outcome)
+				g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseFailed), "status: %s", statusJSON(d))
 				g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonUnreachable))
 			}, testOptions().SendTimeout+40*time.Second, tick).Should(Succeed())
 			return d

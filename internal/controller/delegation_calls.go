@@ -127,7 +127,7 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 	req := r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
 	uid, ownContext, lease := string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "", s.d.Spec.Lease != nil
 	canList := agentCanList(s.agent)
-	r.Calls.Submit(urgent(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
+	c := r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		if lookUp {
 			t, listed, err := lookUpSent(ctx, c, canList, req.ContextID, uid, ownContext)
 			out := sendOutcome{lookedUp: true, listed: listed, lookupErr: err, task: t}
@@ -143,7 +143,20 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 		}
 		t, err := c.Send(ctx, req)
 		return sendOutcome{task: t}, err
-	})))
+	})
+	if lookUp {
+		// A look-up that could not even be made (no client: a Secret
+		// missing) is a failed look-up, never taken for a failed send.
+		do := c.Do
+		c.Do = func(ctx context.Context) (any, error) {
+			v, err := do(ctx)
+			if v == nil {
+				return sendOutcome{lookedUp: true, listed: true, lookupErr: err}, nil
+			}
+			return v, err
+		}
+	}
+	r.Calls.Submit(urgent(c))
 }
 
 // urgent marks a call whose answer starts following a task.

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -142,6 +143,32 @@ func TestInputRequiredThenReplyCompletesTheSameTask(t *testing.T) {
 	e.g.Expect(sends[1].TaskID).To(Equal(id))
 	e.g.Expect(sends[1].Text).To(Equal("blue"))
 	e.g.Expect(e.agent.Cancelled(id)).To(BeFalse())
+}
+
+// A reply appended while the scheduler's read of the task is on its way is
+// sent: that read's unchanged answer is never handed on, so the read the
+// reconciler asks for must not be dropped behind it.
+func TestReplyAddedDuringAScheduledReadIsSent(t *testing.T) {
+	e := setup(t)
+	slow := newTestAgent()
+	t.Cleanup(slow.Close)
+	e.createAgent("slow", slow.URL(), pollEvery(200*time.Millisecond))
+	slow.slowGets.Store(int64(150 * time.Millisecond)) // a read is on its way 3/4 of the time
+	const n = 6
+	for i := range n {
+		e.create(e.task(fmt.Sprintf("ask-%d", i), "input please", func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "slow" }))
+	}
+	for i := range n {
+		e.waitPhase(fmt.Sprintf("ask-%d", i), v1alpha1.PhaseInputRequired)
+	}
+	for i := range n {
+		e.update(fmt.Sprintf("ask-%d", i), func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "blue"}) })
+	}
+	for i := range n {
+		d := e.waitPhase(fmt.Sprintf("ask-%d", i), v1alpha1.PhaseSucceeded)
+		e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
+	}
+	e.g.Expect(slow.Calls("SendMessage")).To(HaveLen(2*n), "each task's message and its one reply")
 }
 
 func TestDeletingSendsCancelBeforeTheObjectDisappears(t *testing.T) {

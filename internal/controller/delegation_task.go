@@ -141,10 +141,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	st, spec := &s.d.Status, &s.d.Spec
 	key := callKey(s.d, agentio.KindSend)
-	if spec.TaskID == "" && st.TaskID == "" && (st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent) && r.Calls.Has(key) {
-		// A send is only made after its marker (or, for a send made again,
-		// sendResult InFlight) was written: the cache does not show that
-		// write yet. Applying the answer to the older copy could lose it.
+	if res, ok := r.Calls.Peek(key); ok && answerAheadOfCache(s.d, res, s.now) {
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
@@ -175,6 +172,24 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	return r.sendTask(ctx, s)
+}
+
+// cacheLag bounds how long a send's answer waits for the cache to show the
+// write made before the send.
+const cacheLag = 10 * time.Second
+
+// answerAheadOfCache: a send's answer came before the cache shows the write
+// made before the send (its marker, or sendResult InFlight for a send made
+// again). The write's own event brings the fresh copy; applying the answer
+// to this one would only fail its locked status write. A look-up follows no
+// write, so its answer never waits, and no answer waits past cacheLag (the
+// locked write keeps a stale copy from winning anyway).
+func answerAheadOfCache(d *v1alpha1.Delegation, res agentio.Result, now time.Time) bool {
+	st := &d.Status
+	if out, _ := res.Value.(sendOutcome); out.lookedUp || d.Spec.TaskID != "" || st.TaskID != "" {
+		return false
+	}
+	return (st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent) && now.Sub(res.Finished) < cacheLag
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {

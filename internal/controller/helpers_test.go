@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -111,4 +112,17 @@ func (e *env) update(name string, mutate func(*v1alpha1.Delegation)) {
 
 func clientKey(d *v1alpha1.Delegation) types.NamespacedName {
 	return types.NamespacedName{Namespace: d.Namespace, Name: d.Name}
+}
+
+// statusJSON shows a Delegation's metadata and status in a failure message.
+func statusJSON(d *v1alpha1.Delegation) string {
+	b, err := json.Marshal(struct {
+		Annotations map[string]string         `json:"annotations,omitempty"`
+		Finalizers  []string                  `json:"finalizers,omitempty"`
+		Status      v1alpha1.DelegationStatus `json:"status"`
+	}{d.Annotations, d.Finalizers, d.Status})
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }

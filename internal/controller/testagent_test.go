@@ -43,6 +43,9 @@ type testAgent struct {
 	failLists atomic.Bool
 	// failGets makes GetTask answer 502, as an agent behind a failing proxy.
 	failGets atomic.Bool
+	// slowGets makes every GetTask take this long (nanoseconds), so the
+	// operator's scheduled read of a task is on its way most of the time.
+	slowGets atomic.Int64
 	// hang makes every call wait without an answer until the caller gives
 	// up, as an agent that accepts connections and never answers.
 	hang atomic.Bool
@@ -155,6 +158,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if ta.hang.Load() {
 			<-r.Context().Done()
 			return
+		}
+		if d := time.Duration(ta.slowGets.Load()); req.Method == "GetTask" && d > 0 {
+			time.Sleep(d)
 		}
 		if req.Method == "GetTask" && ta.failGets.Load() {
 			http.Error(w, "bad gateway", http.StatusBadGateway)
