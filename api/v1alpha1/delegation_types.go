@@ -226,7 +226,8 @@ type SendResult string
 const (
 	// SendInFlight: the send is being made (or the operator stopped while making it).
 	SendInFlight SendResult = "InFlight"
-	// SendNotSent: the request never left the operator (a dial error).
+	// SendNotSent: the request never left the operator (a dial error, or no
+	// client could be built: a header Secret missing).
 	SendNotSent SendResult = "NotSent"
 	// SendUnknown: the request may have reached the agent; its answer was lost.
 	SendUnknown SendResult = "Unknown"

@@ -94,6 +94,21 @@ type Error struct {
 }
 
 // localError is an error decided before any request was made.
+// NotMade marks an error that kept a call from being made at all: its
+// client could not be built (a Secret missing or not marked, the Agent
+// changed and its card is not read again yet). Nothing reached the agent,
+// as with a dial error, so the call may be made again. An a2a error keeps
+// its own classification.
+func NotMade(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	return &Error{Kind: KindTransport, Op: opNewClient, Reason: ReasonUnreachable, Err: err, local: true}
+}
+
 func localError(op, reason string, err error) *Error {
 	return &Error{Kind: KindRefused, Op: op, Reason: reason, Err: err, local: true}
 }

@@ -136,6 +136,20 @@ func TestOutcomeWhenNothingWasSent(t *testing.T) {
 	}
 }
 
+// A call whose client could not be built never left the operator; an a2a
+// error met while building keeps its own meaning.
+func TestOutcomeWhenNoClientCouldBeBuilt(t *testing.T) {
+	g := NewWithT(t)
+	err := NotMade(fmt.Errorf("reading Secret ns/creds: %w", errors.New("not found")))
+	g.Expect(NeverSent(err)).To(BeTrue())
+	g.Expect(IsTransport(err)).To(BeTrue())
+	g.Expect(err.Error()).To(ContainSubstring("reading Secret ns/creds"))
+	g.Expect(NotMade(nil)).To(BeNil())
+	refused := localError(opNewClient, ReasonUnsupported, errors.New("binding"))
+	g.Expect(NotMade(refused)).To(BeIdenticalTo(refused))
+	g.Expect(IsTransport(NotMade(refused))).To(BeFalse())
+}
+
 func mustHost(t *testing.T, raw string) string {
 	t.Helper()
 	u, err := url.Parse(raw)

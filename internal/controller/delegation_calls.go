@@ -98,7 +98,7 @@ func (r *DelegationReconciler) newCallWith(d *v1alpha1.Delegation, agent *v1alph
 		}
 		cl, release, err := build(ctx, agent, tenant)
 		if err != nil {
-			return nil, err
+			return nil, a2a.NotMade(err)
 		}
 		defer release()
 		return do(ctx, cl)

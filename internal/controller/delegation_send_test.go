@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // A send's answer waits for the cache only while the cache misses the write
@@ -49,5 +51,14 @@ func TestAnswerAheadOfCache(t *testing.T) {
 		if got := answerAheadOfCache(c.d, c.res, now); got != c.want {
 			t.Errorf("%s: answerAheadOfCache = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A send whose client could not be built (a Secret missing) never left the
+// operator: it is made again, never taken for one the agent may have.
+func TestSendWithoutAClientIsNotSent(t *testing.T) {
+	err := a2a.NotMade(errors.New(`reading Secret ns/creds: secrets "creds" not found`))
+	if got := callResult(err); got != delegation.CallNotSent {
+		t.Fatalf("callResult = %s, want %s", got, delegation.CallNotSent)
 	}
 }
