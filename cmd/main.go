@@ -31,6 +31,7 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
+	"github.com/tether-dev/tether/internal/shard"
 	"github.com/tether-dev/tether/internal/version"
 )
 
@@ -62,6 +63,7 @@ type flags struct {
 	maxCallTimeout             time.Duration
 	agentConcurrency           int
 	pprofAddr                  string
+	shards                     shard.Flags
 }
 
 func parseFlags() (flags, zap.Options) {
@@ -98,6 +100,7 @@ func parseFlags() (flags, zap.Options) {
 		"Cap on every A2A call's deadline, whatever the Agent's spec.requestTimeout asks.")
 	flag.IntVar(&f.agentConcurrency, "agent-concurrent-reconciles", 4, "Agents (card reads) reconciled at once.")
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's HTTP endpoints (e.g. 127.0.0.1:6060); empty disables them.")
+	f.shards.Bind(flag.CommandLine)
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -127,7 +130,11 @@ func main() {
 		fmt.Println("tether-operator", build)
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := zap.New(zap.UseFlagOptions(&zapOpts))
+	if s, err := f.shards.Resolve(); err == nil && s.Count > 1 {
+		logger = logger.WithValues("shard", s.String()) // every line says which shard wrote it
+	}
+	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("setup")
 	log.Info("tether operator", "version", build.Version, "commit", build.Commit, "date", build.Date, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.BuildInfo())
@@ -170,7 +177,13 @@ func run(f flags) error {
 			}
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	ctx := ctrl.SetupSignalHandler()
+	shards, err := shard.New(ctx, cfg, scheme, f.shards)
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info(shards.Describe(), "filtering", string(shards.Filtering))
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        f.probeAddr,
@@ -180,7 +193,9 @@ func run(f flags) error {
 		LeaderElectionNamespace:       f.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
-	})
+	}
+	shards.Configure(&opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -197,7 +212,6 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
 	if err := (&controller.DelegationReconciler{
 		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,
@@ -205,6 +219,7 @@ func run(f flags) error {
 		Options: controller.Options{
 			CancelTimeout: f.cancelTimeout, SendTimeout: f.sendTimeout, MaxDepth: f.maxDepth,
 			ResultTextLimit: f.resultTextLimit, MaxConcurrentReconciles: f.concurrency,
+			MinHandOverTTL: minHandOverTTL(f),
 		},
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -215,8 +230,22 @@ func run(f flags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
+	if f.leaderElect {
+		if err := shards.Start(ctx, mgr, f.leaderElectionNamespace); err != nil {
+			return err
+		}
+	}
 	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces)
 	return mgr.Start(ctx)
+}
+
+// minHandOverTTL is the shortest lease.ttl that survives a leader
+// hand-over; without leader election there is none to survive.
+func minHandOverTTL(f flags) time.Duration {
+	if !f.leaderElect {
+		return 0
+	}
+	return f.shards.MinTTL()
 }
 
 func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {

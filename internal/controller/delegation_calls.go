@@ -292,7 +292,13 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
 		interval = renew
 	}
-	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: s.answeredAt}
+	since := s.answeredAt
+	if since.IsZero() {
+		// Picked up from status (a restart, a shard's new leader): when the
+		// task was last renewed is not known here, so it is read at once.
+		since = r.now().Add(-interval)
+	}
+	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: since}
 	if seen != nil {
 		f.Seen = *seen
 	}

@@ -55,6 +55,9 @@ type Options struct {
 	ResultTextLimit int
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// MinHandOverTTL, when set, is the shortest lease.ttl that survives a
+	// leader hand-over; a Delegation asking for less is warned.
+	MinHandOverTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -209,6 +212,7 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 		d.Status.ObservedGeneration = d.Generation
 	}
 	delegation.SetConditions(d, s.now)
+	r.warnShortLease(s)
 	if equality.Semantic.DeepEqual(s.base.Status, d.Status) {
 		return nil
 	}
