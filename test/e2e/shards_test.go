@@ -207,7 +207,12 @@ func TestShardsHandOver(t *testing.T) {
 
 	handOver("SIGKILL", func(p *cluster.Process) { p.Kill() })
 	// As Kubernetes would: a new pod stands by in place of the killed one.
-	start(0, "shard-0-c")
+	standby := start(0, "shard-0-c")
+	// A standby: its cache synced, it waits on the Lease.
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := standby.proc.WaitFor(waitCtx, regexp.MustCompile(`Attempting to acquire leader lease`))
+	g.Expect(err).NotTo(HaveOccurred())
 	handOver("SIGTERM", func(p *cluster.Process) { g.Expect(p.Stop(15 * time.Second)).To(Succeed()) })
 
 	g.Expect(agent.lapsedTasks()).To(BeEmpty(), "tasks whose lease lapsed at the agent")
