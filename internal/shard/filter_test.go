@@ -109,7 +109,7 @@ func TestCacheHoldsOnlyTheShard(t *testing.T) {
 				want = append(want, ns+"/after")
 			}
 			slices.Sort(want)
-			g.Eventually(cached).WithTimeout(30 * time.Second).Should(Equal(want), "through the watch")
+			g.Eventually(cached).WithTimeout(30*time.Second).Should(Equal(want), "through the watch")
 			g.Consistently(cached).WithTimeout(2 * time.Second).Should(Equal(want))
 		})
 	}

@@ -160,7 +160,7 @@ func TestShardsHandOver(t *testing.T) {
 				}
 			}
 			return n
-		}).WithTimeout(2 * shardLeaseTTL).WithPolling(time.Second).Should(Equal(len(tasks)), "every task renewed twice before the %s", how)
+		}).WithTimeout(2*shardLeaseTTL).WithPolling(time.Second).Should(Equal(len(tasks)), "every task renewed twice before the %s", how)
 		at := time.Now()
 		t.Logf("%s: %s of shard 0", how, old.proc.Name())
 		stop(old.proc)
