@@ -39,6 +39,8 @@ func newShardsCommand(o *options) *cobra.Command {
 	return cmd
 }
 
+const namespaceColumn = "NAMESPACE"
+
 // shardLease is what the Lease of one shard says.
 type shardLease struct {
 	shard.Shard
@@ -129,7 +131,8 @@ func renderShards(leases []shardLease, n int, items []v1alpha1.Delegation, now t
 	for _, l := range leases {
 		byIndex[l.Index] = l
 	}
-	rows := [][]string{{"SHARD", "RANGE", "LEASE", "LEADER", "RENEWED", "NAMESPACES", "DELEGATIONS"}}
+	rows := make([][]string, 0, 1+n)
+	rows = append(rows, []string{"SHARD", "RANGE", "LEASE", "LEADER", "RENEWED", "NAMESPACES", "DELEGATIONS"})
 	for i := range n {
 		s := shard.Shard{Index: i, Count: n}
 		start, end := s.Range()
@@ -146,7 +149,7 @@ func renderShards(leases []shardLease, n int, items []v1alpha1.Delegation, now t
 	}
 	out := renderTable(rows)
 	if len(namespaces) > 0 {
-		rows = [][]string{{"NAMESPACE", "HASH", "SHARD", "DELEGATIONS"}}
+		rows = append(rows[:0], []string{namespaceColumn, "HASH", "SHARD", "DELEGATIONS"})
 		for _, ns := range namespaces {
 			rows = append(rows, []string{ns, shard.Hash(ns), shard.Of(ns, n).String(), strconv.Itoa(perNamespace[ns])})
 		}
@@ -169,10 +172,8 @@ func describeShard(ctx context.Context, e *env, namespace string) string {
 	}
 	s := shard.Of(namespace, n)
 	value := s.String()
-	for _, l := range leases {
-		if l.Index == s.Index && l.holder != "" {
-			value += " (leader " + l.holder + ")"
-		}
+	if i := slices.IndexFunc(leases, func(l shardLease) bool { return l.Index == s.Index && l.holder != "" }); i >= 0 {
+		value = fmt.Sprintf("%s (leader %s)", value, leases[i].holder)
 	}
 	return fieldLine("Shard", escapeLine(value))
 }

@@ -28,7 +28,7 @@ func TestRenderShards(t *testing.T) {
 	n, err := shardCount(leases)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(n).To(Equal(2))
-	var items []v1alpha1.Delegation
+	items := make([]v1alpha1.Delegation, 0, 4)
 	for _, ns := range []string{"payments", "payments", "search", "research-lab"} {
 		items = append(items, v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns}})
 	}

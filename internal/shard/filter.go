@@ -29,12 +29,15 @@ const (
 	ClientSide Filtering = "client"
 )
 
+// NewInformerFunc is the type of cache.Options.NewInformer.
+type NewInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+
 // NewInformer is a cache.Options.NewInformer that makes every informer
 // hold only the shard's objects: with ServerSide it sets the shard
 // selector on each list and watch, with ClientSide it drops the objects of
 // other namespaces from each answer. The operator caches only namespaced
 // kinds (Delegations, Agents); an object without a namespace is kept.
-func (s Shard) NewInformer(f Filtering) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+func (s Shard) NewInformer(f Filtering) NewInformerFunc {
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 		return toolscache.NewSharedIndexInformer(s.listWatch(f, lw), obj, resync, indexers)
 	}

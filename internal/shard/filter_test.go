@@ -89,14 +89,14 @@ func TestCacheHoldsOnlyTheShard(t *testing.T) {
 			cached := func() []string {
 				l := &v1alpha1.DelegationList{}
 				g.Expect(c.List(ctx, l)).To(Succeed())
-				var names []string
+				names := make([]string, 0, len(l.Items))
 				for _, d := range l.Items {
 					names = append(names, d.Namespace+"/"+d.Name)
 				}
 				slices.Sort(names)
 				return names
 			}
-			var want []string
+			want := make([]string, 0, 2*len(own))
 			for _, ns := range own {
 				want = append(want, ns+"/before")
 			}
@@ -148,7 +148,7 @@ func delegationIn(ns, name string) *v1alpha1.Delegation {
 }
 
 func namespacesOf(l *v1alpha1.DelegationList) []string {
-	var out []string
+	out := make([]string, 0, len(l.Items))
 	for _, d := range l.Items {
 		out = append(out, d.Namespace)
 	}

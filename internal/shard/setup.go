@@ -49,7 +49,8 @@ func (s Shard) LeaseName() string {
 var (
 	infoGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "tether_shard_info",
-		Help: "The shard this process serves and where its objects are filtered (server: the API server's sharded list and watch; client: before the cache); always 1.",
+		Help: "The shard this process serves and where its objects are filtered " +
+			"(server: the API server's sharded list and watch; client: before the cache); always 1.",
 	}, []string{"shard", "shards", "filtering"})
 	leaderGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "tether_shard_leader",

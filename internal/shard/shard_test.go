@@ -33,7 +33,7 @@ func TestRangesSplitTheHashSpaceEvenly(t *testing.T) {
 	start, end := Shard{0, 1}.Range()
 	g.Expect([]string{start, end}).To(Equal([]string{"0x0000000000000000", "0x10000000000000000"}))
 
-	var got [][2]string
+	got := make([][2]string, 0, 3)
 	for i := range 3 {
 		s, e := Shard{i, 3}.Range()
 		got = append(got, [2]string{s, e})

@@ -149,7 +149,7 @@ func (a *recordingAgent) cancelled(task string) bool {
 func (a *recordingAgent) lapsedTasks() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []string
+	out := make([]string, 0, len(a.lapsed))
 	for id := range a.lapsed {
 		out = append(out, id)
 	}
