@@ -20,12 +20,12 @@ import (
 // Delegation (condition and one Warning event); a longer one is not.
 func TestLeaseTooShortForAHandOverIsWarned(t *testing.T) {
 	opts := testOptions()
-	opts.MinHandOverTTL = 14 * time.Second
+	opts.MinHandOverTTL = 4 * time.Second // the kit agent grants at most 5s
 	e := setupWith(t, opts)
 	ka := newKitWorker(t)
 	e.createAgent("kit", ka.URL(), pollEvery(10*time.Second))
-	e.create(e.kitTask("short", "kit", "forever delay=1h", withLease(5*time.Second)))
-	e.create(e.kitTask("long", "kit", "forever delay=1h", withLease(30*time.Second)))
+	e.create(e.kitTask("short", "kit", "forever delay=1h", withLease(2*time.Second)))
+	e.create(e.kitTask("long", "kit", "forever delay=1h", withLease(5*time.Second)))
 
 	e.waitLeased("short")
 	e.waitLeased("long")
@@ -34,7 +34,7 @@ func TestLeaseTooShortForAHandOverIsWarned(t *testing.T) {
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(delegation.ReasonTTLBelowHandOver))
-		g.Expect(c.Message).To(ContainSubstring("lease.ttl 5s is below 14s"))
+		g.Expect(c.Message).To(ContainSubstring("lease.ttl 2s is below 4s"))
 	}, eventually, tick).Should(Succeed())
 	e.g.Eventually(func() []string { return e.warnings("short", delegation.ReasonTTLBelowHandOver) }, eventually, tick).
 		Should(ConsistOf(ContainSubstring("shortest that survives a hand-over")))
