@@ -197,7 +197,7 @@ func (e *env) failover(ag *benchAgent, namespaces []string) []row {
 		return true
 	})
 	_, renewals := ag.leases()
-	var gaps []time.Duration
+	gaps := make([]time.Duration, 0, len(taskIDs))
 	lapses := 0
 	for id := range taskIDs {
 		first, _ := renewedAfter(id)
