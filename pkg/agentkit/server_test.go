@@ -19,7 +19,9 @@ import (
 // testAuth authenticates a caller from the x-test-user service parameter,
 // as an agent's own authentication layer would; x-test-claimed-user names a
 // user without authenticating it.
-type testAuth struct{ a2asrv.PassthroughCallInterceptor }
+type testAuth struct {
+	a2asrv.PassthroughCallInterceptor
+}
 
 func (testAuth) Before(ctx context.Context, cc *a2asrv.CallContext, _ *a2asrv.Request) (context.Context, any, error) {
 	if v, ok := cc.ServiceParams().Get("x-test-user"); ok && len(v) > 0 {
