@@ -176,6 +176,11 @@ func sentTo(agent *v1alpha1.Agent, origins []string) string {
 	return ""
 }
 
+const (
+	schemeHTTP  = "http"
+	schemeHTTPS = "https"
+)
+
 // Origin normalises an http(s) URL to scheme://host:port, scheme and host
 // in lower case and the scheme's default port written out: the form the
 // claim check compares.
@@ -186,11 +191,11 @@ func Origin(raw string) (string, error) {
 	}
 	scheme, port := strings.ToLower(u.Scheme), u.Port()
 	switch {
-	case scheme == "https" && port == "":
+	case scheme == schemeHTTPS && port == "":
 		port = "443"
-	case scheme == "http" && port == "":
+	case scheme == schemeHTTP && port == "":
 		port = "80"
-	case scheme != "https" && scheme != "http":
+	case scheme != schemeHTTPS && scheme != schemeHTTP:
 		return "", fmt.Errorf("unsupported scheme %q (http or https)", u.Scheme)
 	}
 	host := strings.ToLower(u.Hostname())

@@ -154,9 +154,9 @@ func cardHandler(card *a2a.AgentCard) http.Handler {
 		h = a2asrv.NewAgentCardHandler(producer)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme := "http"
+		scheme := schemeHTTP
 		if r.TLS != nil {
-			scheme = "https"
+			scheme = schemeHTTPS
 		}
 		ctx := context.WithValue(r.Context(), baseURLKey{}, scheme+"://"+r.Host)
 		h.ServeHTTP(w, r.WithContext(ctx))
