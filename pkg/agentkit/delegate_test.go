@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -354,4 +355,33 @@ func TestDelegateDoesNotAcceptASquattedName(t *testing.T) {
 			g.Expect(b.Left()).To(Equal(map[string]int64{tokens: 100}), "nothing is held for a child that is not ours")
 		})
 	}
+}
+
+// A refusal is recorded on the claimed Delegation only when it was sent to
+// this agent: a forwarder cannot make the agent write Events into the
+// namespace whose claim it forwards.
+func TestClaimRefusalsAreRecordedOnlyOnThisAgentsDelegations(t *testing.T) {
+	g := NewWithT(t)
+	settled := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settled", UID: "settled-uid"},
+		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}},
+		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseSucceeded, TaskID: "settled-task"}}
+	elsewhere := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "root", UID: "victim-uid"},
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "researcher"}}}
+	researcher := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "researcher"},
+		Status: v1alpha1.AgentStatus{Endpoint: "https://researcher.example/"}}
+	c := fakeClient(t, settled, elsewhere, researcher)
+	rec := events.NewFakeRecorder(10)
+	k := New(WithOrigins(orchOrigin), WithEventRecorder(rec))
+	req := DelegateRequest{Key: "a", Agent: workerAgent, Text: "x"}
+
+	forwarded := claim{key: types.NamespacedName{Namespace: "victim", Name: "root"},
+		firstMessageID: delegation.MessageID("victim-uid", -1), taskID: "t-1", kit: k}
+	_, err := DelegateAsync(withDelegation(context.Background(), forwarded), c, req)
+	g.Expect(err).To(MatchError(ContainSubstring("was sent to another agent")))
+	g.Expect(rec.Events).To(BeEmpty(), "nothing is written into the namespace of a claim sent elsewhere")
+
+	late := claim{key: types.NamespacedName{Namespace: ns, Name: "settled"}, taskID: "settled-task", kit: k}
+	_, err = DelegateAsync(withDelegation(context.Background(), late), c, req)
+	g.Expect(err).To(MatchError(ErrClaimNotProven))
+	g.Expect(rec.Events).To(Receive(And(ContainSubstring("Warning "+EventClaimNotProven), ContainSubstring("no longer runs (Succeeded)"))))
 }
