@@ -178,7 +178,9 @@ func run(f flags) error {
 		}
 	}
 	ctx := ctrl.SetupSignalHandler()
-	shards, err := shard.New(ctx, cfg, scheme, f.shards)
+	// With --watch-namespaces the operator may list only there.
+	probeNamespace, _, _ := strings.Cut(f.watchNamespaces, ",")
+	shards, err := shard.New(ctx, cfg, scheme, f.shards, strings.TrimSpace(probeNamespace))
 	if err != nil {
 		return err
 	}

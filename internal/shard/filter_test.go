@@ -50,7 +50,7 @@ func TestCacheHoldsOnlyTheShard(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			gvk := v1alpha1.GroupVersion.WithKind("Delegation")
 
-			f, err := Probe(ctx, kube, gvk)
+			f, err := Probe(ctx, kube, gvk, "")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(f).To(Equal(tc.want), "probe on a cluster without Delegations")
 
@@ -60,7 +60,7 @@ func TestCacheHoldsOnlyTheShard(t *testing.T) {
 				g.Expect(kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaces[i]}})).To(Succeed())
 				g.Expect(kube.Create(ctx, delegationIn(namespaces[i], "before"))).To(Succeed())
 			}
-			f, err = Probe(ctx, kube, gvk)
+			f, err = Probe(ctx, kube, gvk, "")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(f).To(Equal(tc.want), "probe on a cluster with Delegations")
 

@@ -32,11 +32,15 @@ const invalid = "shardRange(object.metadata.uid, '0x0000000000000001', '0x000000
 //     ignores the selector;
 //   - when none exists, a filtering server refuses a selector with an
 //     empty range ("invalid shard selector"), and an ignoring one answers.
-func Probe(ctx context.Context, reader client.Reader, gvk schema.GroupVersionKind) (Filtering, error) {
+//
+// namespace limits the lists to one namespace ("" lists cluster-wide), for
+// an operator allowed to list only there.
+func Probe(ctx context.Context, reader client.Reader, gvk schema.GroupVersionKind, namespace string) (Filtering, error) {
 	list := func(selector string) (int, error) {
 		l := &metav1.PartialObjectMetadataList{}
 		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		err := reader.List(ctx, l, client.Limit(1), &client.ListOptions{Raw: &metav1.ListOptions{ShardSelector: selector}})
+		err := reader.List(ctx, l, client.Limit(1), client.InNamespace(namespace),
+			&client.ListOptions{Raw: &metav1.ListOptions{ShardSelector: selector}})
 		return len(l.Items), err
 	}
 	any, err := list("")

@@ -70,8 +70,9 @@ type Setup struct {
 }
 
 // New resolves the shard and, with --shard-filtering=auto and more than
-// one shard, probes whether the API server filters by shard selector.
-func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f Flags) (*Setup, error) {
+// one shard, probes whether the API server filters by shard selector (in
+// probeNamespace, or cluster-wide when it is empty).
+func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f Flags, probeNamespace string) (*Setup, error) {
 	s, err := f.Resolve()
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f Flags)
 	case s.Count == 1:
 		out.Filtering = "none"
 	case out.Filtering == "auto":
-		if out.Filtering, err = Probe(ctx, kube, v1alpha1.GroupVersion.WithKind("Delegation")); err != nil {
+		if out.Filtering, err = Probe(ctx, kube, v1alpha1.GroupVersion.WithKind("Delegation"), probeNamespace); err != nil {
 			return nil, err
 		}
 	}
