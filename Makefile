@@ -58,6 +58,13 @@ test: verify vet ## Run every test on a real local control plane (builds it on f
 	KUBEBUILDER_ASSETS="$$assets" go test ./... -count=1 -timeout 20m
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
+.PHONY: ui-screenshots
+ui-screenshots: ## Take the screenshots of `kubectl tether ui` in docs/images with headless Chromium (installs it if missing).
+	@hack/chromium.sh
+	@assets="$$(hack/control-plane.sh)"; \
+	KUBEBUILDER_ASSETS="$$assets" TETHER_UI_SCREENSHOTS="$(CURDIR)/docs/images" \
+		go test ./cmd/kubectl-tether/ -run '^TestClusterUIInABrowser$$' -count=1 -v | grep -E 'screenshot:|^(ok|FAIL|---)'
+
 .PHONY: bench
 bench: ## Measure the operator beside floors on a local control plane; table, CSV and chart in bin/bench (or BENCH_OUT).
 	@assets="$$(hack/control-plane.sh)"; \

@@ -21,6 +21,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,13 +60,19 @@ func chromiumPath(t *testing.T) string {
 // reader meets: research (group) → survey (Running, under a lease) →
 // summarize (Running, then Succeeded while the page is open), and beside
 // them a failed fetch, a task that asks for input and one still pending.
-func uiScene(t *testing.T) string {
+// The namespace is name, or a generated one for "".
+func uiScene(t *testing.T, name string) string {
 	t.Helper()
 	startAPIServer(t)
 	ctx := context.Background()
 	c := apiServer.client
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ui-"}}
-	if err := c.Create(ctx, ns); err != nil {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, GenerateName: "ui-"}}
+	err := c.Create(ctx, ns)
+	if apierrors.IsAlreadyExists(err) { // the test ran before against this API server (-count)
+		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}
+		err = c.Create(ctx, ns)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
@@ -176,7 +183,7 @@ func startUI(t *testing.T, ns string) string {
 
 func TestClusterUIIsLocalAndReadOnly(t *testing.T) {
 	g := NewWithT(t)
-	ns := uiScene(t)
+	ns := uiScene(t, "")
 	url := startUI(t, ns)
 	base := strings.TrimSuffix(url, "/")
 	base = base[:strings.LastIndex(base, "/")]
@@ -203,19 +210,19 @@ func TestClusterUIIsLocalAndReadOnly(t *testing.T) {
 func TestClusterUIInABrowser(t *testing.T) {
 	g := NewWithT(t)
 	chromium := chromiumPath(t)
-	ns := uiScene(t)
+	ns := uiScene(t, "team-research") // the name the screenshots show
 	url := startUI(t, ns)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1440, 900))
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 680))
 	alloc, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer stopAlloc()
 	browser, stopBrowser := chromedp.NewContext(alloc, chromedp.WithErrorf(t.Logf))
 	defer stopBrowser()
 	// The first action starts the browser; it must not run under a timeout.
-	g.Expect(chromedp.Do(browser, chromedp.EmulateViewport(1440, 900))).To(Succeed())
+	g.Expect(chromedp.Do(browser, chromedp.EmulateViewport(1280, 680))).To(Succeed())
 	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
 	defer cancel()
 

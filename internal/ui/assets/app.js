@@ -53,7 +53,7 @@ function human(ms) {
 
 function compact(n) {
   if (Math.abs(n) >= 1e6) return (n / 1e6).toFixed(n % 1e6 ? 1 : 0) + "M";
-  if (Math.abs(n) >= 1e4) return (n / 1e3).toFixed(n % 1e3 ? 1 : 0) + "k";
+  if (Math.abs(n) >= 1e3) return (n / 1e3).toFixed(n % 1e3 ? 1 : 0) + "k";
   return String(n);
 }
 
