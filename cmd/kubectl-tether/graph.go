@@ -45,14 +45,12 @@ type graphNode struct {
 // name, agent, phase (with reason) and the budget left/spent.
 func graphNodes(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Delegation) []graphNode {
 	ids := map[string]string{}
-	var out []graphNode
-	for _, d := range treeOrder(roots, children) {
+	order := treeOrder(roots, children)
+	out := make([]graphNode, 0, len(order))
+	for _, d := range order {
 		k := treeKey(d.Namespace, d.Name)
 		ids[k] = fmt.Sprintf("n%d", len(ids))
-		agent := "(group)"
-		if d.Spec.AgentRef != nil {
-			agent = d.Spec.AgentRef.Name
-		}
+		agent := agentOf(&d)
 		phase := phaseOf(&d)
 		if r := reasonOf(&d); r != none {
 			phase += " (" + r + ")"

@@ -129,10 +129,7 @@ func (v treeView) render(roots []v1alpha1.Delegation, children map[string][]v1al
 }
 
 func (v treeView) row(d *v1alpha1.Delegation, branch string) []string {
-	agent := "(group)"
-	if d.Spec.AgentRef != nil {
-		agent = d.Spec.AgentRef.Name
-	}
+	agent := agentOf(d)
 	row := []string{
 		branch + escapeLine(d.Name),
 		phaseOf(d),

@@ -8,6 +8,7 @@ package ui
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -67,9 +68,7 @@ func (h *hub) subscribe() (snapshot, <-chan message, func()) {
 	for _, evs := range h.events {
 		s.Events = append(s.Events, evs...)
 	}
-	for k, v := range h.problems {
-		s.Problems[k] = v
-	}
+	maps.Copy(s.Problems, h.problems)
 	ch := make(chan message, subscriberSlot)
 	h.subs[ch] = struct{}{}
 	return s, ch, func() {
