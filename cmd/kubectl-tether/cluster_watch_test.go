@@ -128,13 +128,6 @@ func TestClusterTreeWatchExitCodes(t *testing.T) {
 		g.Expect(stderr.String()).To(Equal("error: delegation \"nope\" not found in namespace \"" + s.ns + "\"\n"))
 		g.Expect(stdout.String()).To(BeEmpty())
 	})
-	t.Run("a wrong command line: 2", func(t *testing.T) {
-		g := NewWithT(t)
-		for _, args := range [][]string{{"tree", "--watch", "-o", "json"}, {"tree", "--timeout", "1m"}, {"tree", "-o", "svg"}} {
-			res := runPlugin(args, nil)
-			g.Expect(res.code).To(Equal(exitUsage), "%v: %s", args, res.stderr)
-		}
-	})
 }
 
 func TestClusterTreeGraphs(t *testing.T) {
