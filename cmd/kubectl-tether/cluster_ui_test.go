@@ -154,15 +154,17 @@ func recordEvent(t *testing.T, d *v1alpha1.Delegation, reason, note string) {
 	}
 }
 
-// startUI runs `kubectl tether ui` in ns and returns its address once it
-// printed it; the command stops at the end of the test.
-func startUI(t *testing.T, ns string) string {
+// startUI runs `kubectl tether ui` in ns (with more flags, if any) and
+// returns its address once it printed it; the command stops at the end of
+// the test.
+func startUI(t *testing.T, ns string, flags ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{"ui", "--kubeconfig", apiServer.kubeconfig, "--namespace", ns}, stdout, stderr)
+		args := append([]string{"ui", "--kubeconfig", apiServer.kubeconfig, "--namespace", ns}, flags...)
+		code <- run(ctx, args, stdout, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -281,6 +283,20 @@ func TestClusterUIInABrowser(t *testing.T) {
 	g.Expect(details).To(ContainSubstring("summary written"))
 	g.Expect(details).To(ContainSubstring("2600 spent · 0 reserved · 1400 left / 4000"))
 	saveScreenshot(t, ctx, "kubectl-tether-ui-succeeded.png")
+
+	// With -A: every namespace, each under its name.
+	all := startUI(t, "default", "-A")
+	g.Expect(chromedp.Do(ctx,
+		chromedp.Navigate(all),
+		chromedp.WaitVisible(chromedp.CSS(node("summarize", "Succeeded"))),
+		chromedp.WaitVisible(chromedp.CSS(`#scope`)),
+	)).To(Succeed())
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#graph .ns-label")].map(e => e.textContent)`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(labels).To(ContainElement(ns))
+	scope, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#scope")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(scope).To(Equal("all namespaces"))
 }
 
 // saveScreenshot writes what the browser shows as a PNG.

@@ -31,7 +31,7 @@ const (
 // watchTree follows the trees with wait's watch and exit codes (wait --tree
 // for NAME, wait --all without), drawing them each time they change.
 func watchTree(ctx context.Context, e *env, args []string) error {
-	live := &liveTree{e: e, inPlace: printers.IsTerminal(e.stdout) && os.Getenv("TERM") != "dumb"}
+	live := &liveTree{e: e, inPlace: printers.IsTerminal(e.stdout) && os.Getenv("TERM") != "dumb", clock: time.Now}
 	w := waiter{e: e, tree: true, quiet: true, seen: live.update}
 	if len(args) == 1 {
 		live.name, w.name = args[0], args[0]
@@ -53,6 +53,7 @@ type liveTree struct {
 	e       *env
 	name    string
 	inPlace bool
+	clock   func() time.Time
 
 	mu    sync.Mutex
 	items []v1alpha1.Delegation
@@ -63,7 +64,7 @@ func (l *liveTree) update(items []v1alpha1.Delegation) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.items = items
-	l.draw(time.Now())
+	l.draw(l.clock())
 }
 
 func (l *liveTree) tick(stop <-chan struct{}) {
