@@ -90,6 +90,9 @@ func (h *hub) drop(ch chan message) {
 // off rather than allowed to hold memory or slow the others; its
 // EventSource reconnects and starts from a fresh snapshot.
 func (h *hub) publish(name string, v any) {
+	if len(h.subs) == 0 {
+		return
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return // every value sent is a plain struct of this file

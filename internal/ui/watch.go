@@ -28,14 +28,21 @@ const (
 	sourceEvents      = "events"
 )
 
-// listWatch lists and watches one kind with the user's client, in ns ("" for all).
-func listWatch(c client.WithWatch, ns string, list client.ObjectList) *cache.ListWatch {
+// delegationEvents selects, on the API server, the Events about Delegations,
+// so the view never holds the Events of every Pod of the cluster.
+const delegationEvents = "regarding.kind=Delegation"
+
+// listWatch lists and watches one kind with the user's client, in ns ("" for
+// all), with a field selector ("" for none).
+func listWatch(c client.WithWatch, ns string, list client.ObjectList, fields string) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			l := list.DeepCopyObject().(client.ObjectList)
+			opts.FieldSelector = fields
 			return l, c.List(ctx, l, &client.ListOptions{Namespace: ns, Raw: &opts})
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = fields
 			return c.Watch(ctx, list.DeepCopyObject().(client.ObjectList), &client.ListOptions{Namespace: ns, Raw: &opts})
 		},
 	}
@@ -46,8 +53,8 @@ func listWatch(c client.WithWatch, ns string, list client.ObjectList) *cache.Lis
 // is shown on the page as a problem; the informer keeps retrying with its
 // own backoff, and the problem clears once a list succeeds.
 func watchAll(ctx context.Context, c client.WithWatch, ns string, h *hub) error {
-	delegations := cache.NewSharedIndexInformer(listWatch(c, ns, &v1alpha1.DelegationList{}), &v1alpha1.Delegation{}, 0, nil)
-	events := cache.NewSharedIndexInformer(listWatch(c, ns, &eventsv1.EventList{}), &eventsv1.Event{}, 0, nil)
+	delegations := cache.NewSharedIndexInformer(listWatch(c, ns, &v1alpha1.DelegationList{}, ""), &v1alpha1.Delegation{}, 0, nil)
+	events := cache.NewSharedIndexInformer(listWatch(c, ns, &eventsv1.EventList{}, delegationEvents), &eventsv1.Event{}, 0, nil)
 
 	if _, err := delegations.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { onDelegation(h, obj) },
