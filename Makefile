@@ -53,6 +53,7 @@ verify: ## Regenerate everything generated and fail if it differs from what is c
 
 .PHONY: test
 test: verify vet ## Run every test on a real local control plane (builds it on first use).
+	@hack/chromium.sh
 	@assets="$$(hack/control-plane.sh)"; \
 	echo "running tests (control plane from $$assets)"; \
 	KUBEBUILDER_ASSETS="$$assets" go test ./... -count=1 -timeout 20m

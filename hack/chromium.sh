@@ -14,13 +14,20 @@ for name in chromium chromium-browser google-chrome; do
     exit 0
   fi
 done
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "chromium: not found and no apt-get here: install Chromium, or set TETHER_SKIP_BROWSER_TESTS=1 (the browser test fails without it)" >&2
+  exit 0
+fi
 sudo=""
-[ "$(id -u)" = 0 ] || sudo="sudo"
+[ "$(id -u)" = 0 ] || sudo="sudo -n" # never wait for a password in CI or make test
 export DEBIAN_FRONTEND=noninteractive
 echo "chromium: not found; installing Debian's chromium with apt-get (a few minutes)"
 if ! $sudo apt-get install -y -qq chromium >/dev/null; then
   echo "chromium: updating the package lists first"
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq chromium >/dev/null
+  $sudo apt-get update -qq || true
+  if ! $sudo apt-get install -y -qq chromium >/dev/null; then
+    echo "chromium: could not install it: install Chromium, or set TETHER_SKIP_BROWSER_TESTS=1 (the browser test fails without it)" >&2
+    exit 0 # the test says the same, in its own failure
+  fi
 fi
 echo "chromium: installed $(chromium --version 2>/dev/null || echo chromium)"
