@@ -225,7 +225,7 @@ func TestClusterUIInABrowser(t *testing.T) {
 	defer stopBrowser()
 	// The first action starts the browser; it must not run under a timeout.
 	g.Expect(chromedp.Do(browser, chromedp.EmulateViewport(1280, 680))).To(Succeed())
-	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
+	ctx, cancel := context.WithTimeout(browser, 90*time.Second) // generous: a loaded machine
 	defer cancel()
 
 	node := func(name, phase string) string {
