@@ -263,7 +263,7 @@ func TestClusterUIInABrowser(t *testing.T) {
 	// The tree changes on the API server while the page is open.
 	d := &v1alpha1.Delegation{}
 	g.Expect(apiServer.client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "summarize"}, d)).To(Succeed())
-	d.Status.Phase = v1alpha1.PhaseSucceeded
+	d.Status.Phase, d.Status.RemoteState = v1alpha1.PhaseSucceeded, "completed"
 	d.Status.Outcome = &v1alpha1.Outcome{Reason: "Completed", Message: "summary written"}
 	d.Status.CompletionTime = &metav1.Time{Time: time.Now()}
 	d.Status.Budget.Spent["tokens"], d.Status.Budget.Left["tokens"] = 2600, 1400
@@ -282,6 +282,10 @@ func TestClusterUIInABrowser(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(details).To(ContainSubstring("summary written"))
 	g.Expect(details).To(ContainSubstring("2600 spent · 0 reserved · 1400 left / 4000"))
+	// An Event recorded now shows up under the selected node.
+	recordEvent(t, d, "Succeeded", "task task-9d2e completed")
+	g.Expect(chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(
+		`#details[data-key="`+ns+`/summarize"] li.event[data-reason="Succeeded"]`)))).To(Succeed())
 	saveScreenshot(t, ctx, "kubectl-tether-ui-succeeded.png")
 
 	// With -A: every namespace, each under its name.
