@@ -133,6 +133,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newWaitCommand(o),
 		newEventsCommand(o),
 		newShardsCommand(o),
+		newUICommand(o),
 		newVersionCommand(o),
 	)
 	return root
