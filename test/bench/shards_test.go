@@ -100,7 +100,12 @@ func (e *env) shardProcesses(n, replicas int, filtering string) [][]*cluster.Pro
 				Env: []string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, LogPath: filepath.Join(e.t.TempDir(), "operator.log"),
 			})
 			must(e.t, err)
-			e.t.Cleanup(func() { _ = p.Stop(10 * time.Second) })
+			e.t.Cleanup(func() {
+				_ = p.Stop(10 * time.Second)
+				if e.t.Failed() {
+					e.t.Logf("%s log (last lines):\n%s", p.Name(), cluster.Tail(p.Log(), 30))
+				}
+			})
 			procs[i] = append(procs[i], p)
 		}
 	}
