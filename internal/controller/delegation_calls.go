@@ -296,11 +296,9 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 		interval = renew
 	}
 	since := s.answeredAt
-	if since.IsZero() && delegation.RenewInterval(&s.d.Spec) > 0 {
-		// A leased task picked up from status (a restart, a shard's new
-		// leader): when it was last renewed is not known here, so it is
-		// renewed at once. Polls of unleased tasks keep their cadence, so
-		// they do not crowd the renewals out of the Agent's pool.
+	if since.IsZero() {
+		// Picked up from status (a restart, a shard's new leader): when the
+		// task was last renewed is not known here, so it is read at once.
 		since = r.now().Add(-interval)
 	}
 	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: since}
