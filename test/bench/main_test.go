@@ -89,7 +89,7 @@ type sizes struct {
 func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
 		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, QPS: 200, Burst: 300, Wait: 2 * time.Minute,
-		ShardsN: 60, ShardSettle: 2 * time.Second, FailoverN: 20}
+		ShardsN: 30, ShardSettle: time.Second, FailoverN: 10}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, QPS: 200, Burst: 300, Wait: 15 * time.Minute,

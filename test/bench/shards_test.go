@@ -172,8 +172,8 @@ func (e *env) failover(ag *benchAgent, namespaces []string) []row {
 		}
 		return len(taskIDs) == e.sz.FailoverN
 	})
-	// Two renewals each, then the shard's standby must be waiting.
-	time.Sleep(2 * failoverTTL / 3)
+	// A renewal each, then the shard's standby must be waiting.
+	time.Sleep(failoverTTL / 3)
 	leader := procs[0][leaderIndex(procs[0])]
 	for _, p := range procs[0] {
 		if p != leader {
