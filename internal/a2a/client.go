@@ -62,7 +62,10 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	}
 	version := normaliseVersion(card.ProtocolVersion)
 	ifaceURL := card.URL
-	var transport a2aclient.FactoryOption
+	// Streams run on their own connections without the per-call timeout.
+	streamHC := *hc
+	streamHC.Timeout = 0
+	var transport, streamTransport a2aclient.FactoryOption
 	switch {
 	case version == ProtocolV1 && card.Binding == BindingGRPC:
 		target, opts, err := grpcDialOptions(ep, card.URL)
@@ -71,9 +74,9 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		}
 		transport, ifaceURL = a2agrpc.WithGRPCTransport(opts...), target
 	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
-		transport = a2aclient.WithJSONRPCTransport(hc)
+		transport, streamTransport = a2aclient.WithJSONRPCTransport(hc), a2aclient.WithJSONRPCTransport(&streamHC)
 	case version == ProtocolV1 && card.Binding == BindingHTTPJSON:
-		transport = a2aclient.WithRESTTransport(hc)
+		transport, streamTransport = a2aclient.WithRESTTransport(hc), a2aclient.WithRESTTransport(&streamHC)
 	case version == ProtocolV03 && card.Binding == BindingJSONRPC:
 		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
 	case version == ProtocolV03 && card.Binding == BindingHTTPJSON:
@@ -91,26 +94,43 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		ProtocolVersion: a2a.ProtocolVersion(version),
 		Tenant:          tenant, // a2a-go puts it on every request
 	}
-	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
-		a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
-		transport)
+	build := func(t a2aclient.FactoryOption) (*a2aclient.Client, error) {
+		return a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
+			a2aclient.WithDefaultsDisabled(),
+			a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
+			t)
+	}
+	c, err := build(transport)
 	if err != nil {
 		return nil, localError(opNewClient, ReasonUnsupported, err)
 	}
 	cp := *card
-	return &client{card: &cp, c: c, v03: version == ProtocolV03}, nil
+	out := &client{card: &cp, c: c, v03: version == ProtocolV03}
+	if streamTransport != nil && card.Streaming {
+		if out.stream, err = build(streamTransport); err != nil {
+			_ = c.Destroy()
+			return nil, localError(opNewClient, ReasonUnsupported, err)
+		}
+	}
+	return out, nil
 }
 
 type client struct {
 	card *Card
 	c    *a2aclient.Client
-	v03  bool
+	// stream follows tasks (nil when the card does not stream).
+	stream *a2aclient.Client
+	v03    bool
 }
 
 func (c *client) Card() *Card { return c.card }
 
-func (c *client) Close() { _ = c.c.Destroy() }
+func (c *client) Close() {
+	_ = c.c.Destroy()
+	if c.stream != nil {
+		_ = c.stream.Destroy()
+	}
+}
 
 // Send sends without waiting for the task to finish. Metadata, the skill
 // (under SkillMetadataKey) and the lease and budget data go on both the

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 // Kind is what a call does. A Delegation has at most one call of each kind
@@ -25,26 +26,25 @@ import (
 type Kind string
 
 const (
-	// KindSend sends the first message (after looking up an earlier send
-	// when one may have reached the agent).
+	// KindSend sends the first message, looks an earlier send up, or
+	// adopts spec.taskID: one of them at a time.
 	KindSend Kind = "send"
 	// KindGet reads the task back; with a lease it renews it.
 	KindGet Kind = "get"
 	// KindCancel sends CancelTask.
 	KindCancel Kind = "cancel"
-	// KindList looks a task up by its context.
-	KindList Kind = "list"
 	// KindReply sends a reply to a task that asked for input.
 	KindReply Kind = "reply"
 )
 
 // priority orders the calls waiting for room in one Agent's pool: cancels
-// first (they stop work and free the agent), then reads and renewals (a late
+// and card reads first (they stop work and free the agent; nothing is sent
+// to an Agent whose card is not read), then reads and renewals (a late
 // renewal lets a lease lapse and loses work already done), then new work
 // (sends, replies, look-ups), which only waits.
 func (k Kind) priority() int {
 	switch k {
-	case KindCancel:
+	case KindCancel, KindCard:
 		return 0
 	case KindGet:
 		return 1
@@ -66,7 +66,8 @@ type Key struct {
 	Kind       Kind
 }
 
-// Call is one request to an agent, made on that Agent's pool.
+// Call is one operation on an agent, made on that Agent's pool. Only the
+// operations of ops.go build one.
 type Call struct {
 	Key
 	// Agent names the pool (the Agent's namespace and name).
@@ -82,18 +83,13 @@ type Call struct {
 	// the controller puts ahead of other work (a send's answer: until it is
 	// applied, the task is not followed and its lease is not renewed).
 	Urgent bool
-	// Do makes the call.
-	Do func(ctx context.Context) (any, error)
-	// done, when set, receives the result instead of the result store.
-	done func(Result)
-}
-
-// Result is what a finished call returned.
-type Result struct {
-	Value    any
-	Err      error
-	Queued   time.Time
-	Finished time.Time
+	// do makes the call (see ops.go: every operation builds its own).
+	do func(ctx context.Context) Answer
+	// done, when set, receives the answer instead of the answer store.
+	done func(Answer)
+	// sends: the call sends a Delegation's first message (its leaving is
+	// recorded); lookUp: it looks such a send's task up.
+	sends, lookUp bool
 }
 
 // CallState is what the Dispatcher knows of a call that has not finished.
@@ -121,17 +117,29 @@ type Dispatcher struct {
 	MaxCallsPerAgent int
 	// MaxCallTimeout caps every call's deadline.
 	MaxCallTimeout time.Duration
+	// Connector builds the clients calls are made with.
+	Connector *Connector
 
 	once    sync.Once
 	events  chan event.GenericEvent
 	urgent  chan event.GenericEvent
+	// agentEvents wakes Agents whose card read finished.
+	agentEvents chan event.GenericEvent
 	mu      sync.Mutex
 	pools   map[types.NamespacedName]*pool
 	calls   map[Key]*pending
-	results map[Key]Result
+	results map[Key]Answer
 	// after holds a reconciler's call that came while the scheduler's call
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
+	// inFlight bounds the calls running at once across all Agents (see
+	// budget.go); nil: no bound.
+	inFlight chan struct{}
+	// sends records the sends whose task id is not known yet (sends.go).
+	sends map[types.NamespacedName]SendRecord
+	// agents holds one read-only copy of each Agent version for the calls
+	// and followed tasks that need it.
+	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
 }
 
 type pool struct {
@@ -159,10 +167,12 @@ func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.events = make(chan event.GenericEvent, 4096)
 		d.urgent = make(chan event.GenericEvent, 4096)
+		d.agentEvents = make(chan event.GenericEvent, 1024)
 		d.pools = map[types.NamespacedName]*pool{}
 		d.calls = map[Key]*pending{}
-		d.results = map[Key]Result{}
+		d.results = map[Key]Answer{}
 		d.after = map[Key]Call{}
+		d.sends = map[types.NamespacedName]SendRecord{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -251,9 +261,18 @@ func (d *Dispatcher) work(p *pool) {
 			d.mu.Unlock()
 			return
 		}
+		d.mu.Unlock()
+		d.acquire()
+		d.mu.Lock()
+		if d.calls[q.call.Key] != q { // dropped while it waited for memory
+			d.mu.Unlock()
+			d.release()
+			continue
+		}
 		q.running = true
 		d.mu.Unlock()
 		d.run(q)
+		d.release()
 	}
 }
 
@@ -276,11 +295,21 @@ func (d *Dispatcher) run(q *pending) {
 	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
 		deadline = c.NotAfter
 	}
+	started := time.Now()
+	if c.sends {
+		d.mu.Lock()
+		d.sendLeft(c.Delegation, started, deadline)
+		d.mu.Unlock()
+	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	v, err := c.Do(ctx)
+	res := c.do(ctx)
 	cancel()
-	res := Result{Value: v, Err: err, Queued: q.queued, Finished: time.Now()}
+	res.Class = a2a.Classify(res.Err)
+	res.Queued, res.Finished = q.queued, time.Now()
 	d.mu.Lock()
+	if c.lookUp && res.LookUp != nil {
+		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
+	}
 	delete(d.calls, c.Key)
 	if c.done == nil {
 		d.results[c.Key] = res
@@ -292,6 +321,10 @@ func (d *Dispatcher) run(q *pending) {
 	d.mu.Unlock()
 	if c.done != nil {
 		c.done(res)
+		return
+	}
+	if c.Kind == KindCard {
+		d.agentEvents <- event.GenericEvent{Object: &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: c.Delegation.Namespace, Name: c.Delegation.Name}}}
 		return
 	}
 	d.wake(c.Delegation, c.Urgent)
@@ -308,7 +341,7 @@ func (d *Dispatcher) wake(key types.NamespacedName, urgent bool) {
 
 // deliver stores a result made outside the pools (the scheduler's reads)
 // and wakes the Delegation.
-func (d *Dispatcher) deliver(key Key, res Result) {
+func (d *Dispatcher) deliver(key Key, res Answer) {
 	d.mu.Lock()
 	d.results[key] = res
 	d.mu.Unlock()
@@ -335,8 +368,8 @@ func (p *pool) empty() bool {
 	return true
 }
 
-// Take returns and forgets the result of a finished call.
-func (d *Dispatcher) Take(key Key) (Result, bool) {
+// Take returns and forgets the answer of a finished call.
+func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -346,7 +379,7 @@ func (d *Dispatcher) Take(key Key) (Result, bool) {
 }
 
 // Peek returns the result of a finished call without taking it.
-func (d *Dispatcher) Peek(key Key) (Result, bool) {
+func (d *Dispatcher) Peek(key Key) (Answer, bool) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -356,7 +389,7 @@ func (d *Dispatcher) Peek(key Key) (Result, bool) {
 
 // Restore puts back a result whose application could not be written; the
 // caller's retry takes it again.
-func (d *Dispatcher) Restore(key Key, res Result) {
+func (d *Dispatcher) Restore(key Key, res Answer) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -417,7 +450,7 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for k := range d.results {
-		if k.Delegation == delegation {
+		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
 			delete(d.results, k)
 		}
 	}
@@ -426,6 +459,7 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 			delete(d.after, k)
 		}
 	}
+	delete(d.sends, delegation)
 }
 
 // Stats reports every pool's load, ordered by Agent.

@@ -22,9 +22,11 @@ import (
 
 // Follow is a running task the scheduler reads back on its own cadence.
 type Follow struct {
-	// Call carries the pool settings; its Do reads the task (a GetTask,
-	// with the lease extension when the task is leased).
-	Call Call
+	// Target is the Agent and tenant of the task.
+	Target Target
+	// Read is the read repeated: a GetTask, with the lease extension when
+	// the task is leased.
+	Read ReadRequest
 	// Interval is the time between reads: ttl/3 for a leased task, else the
 	// Agent's pollInterval.
 	Interval time.Duration
@@ -58,6 +60,7 @@ type Scheduler struct {
 type item struct {
 	key   types.NamespacedName
 	f     Follow
+	call  Call // f's read, on the Agent's pool
 	due   time.Time
 	index int // in the heap; -1 while its read runs
 	// again: a notification came while the read ran, so the answer may
@@ -86,9 +89,13 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Clock.Now()
+	var call Call
+	if f.Target.Agent != nil {
+		call = s.Dispatcher.readCall(key, f.Target, f.Read)
+	}
 	it, ok := s.items[key]
 	if !ok {
-		it = &item{key: key, f: f, due: now.Add(f.Interval), index: -1}
+		it = &item{key: key, f: f, call: call, due: now.Add(f.Interval), index: -1}
 		if !f.Since.IsZero() && f.Since.Before(now) {
 			it.due = f.Since.Add(f.Interval)
 		}
@@ -107,7 +114,7 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	if f.Seen == "" { // nothing applied this pass: keep what was
 		f.Seen = it.f.Seen
 	}
-	it.f = f
+	it.f, it.call = f, call
 	if due := now.Add(f.Interval); it.index >= 0 && due.Before(it.due) {
 		it.due = due
 		heap.Fix(&s.heap, it.index)
@@ -213,11 +220,10 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	if !next.After(now) {
 		next = now.Add(it.f.Interval)
 	}
-	c := it.f.Call
-	c.Kind = KindGet
+	c := it.call
 	c.NotAfter = next
 	seen := it.f.Seen
-	c.done = func(res Result) { s.answered(it, seen, next, res) }
+	c.done = func(res Answer) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {
 		// A read of the reconciler's own is on its way and may have been
 		// sent before what made this read due: look again shortly.
@@ -226,7 +232,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	}
 }
 
-func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) {
+func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) {
 	s.mu.Lock()
 	cur, ok := s.items[it.key]
 	if ok && cur == it && it.index < 0 {
@@ -242,11 +248,7 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) 
 	if !ok || cur != it {
 		return // untracked while the read ran
 	}
-	var t *a2a.Task
-	if v, isTask := res.Value.(*a2a.Task); isTask {
-		t = v
-	}
-	if Fingerprint(t, res.Err) == seen {
+	if Fingerprint(res.Task, res.Err) == seen {
 		return
 	}
 	s.Dispatcher.deliver(Key{Delegation: it.key, Kind: KindGet}, res)

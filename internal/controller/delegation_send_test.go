@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -24,9 +25,9 @@ import (
 func TestAnswerAheadOfCache(t *testing.T) {
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	marked := metav1.NewTime(now.Add(-time.Second))
-	sent := agentio.Result{Value: sendOutcome{}, Err: errors.New("connection refused"), Finished: now.Add(-100 * time.Millisecond)}
-	lookedUp := agentio.Result{Value: sendOutcome{lookedUp: true, lookupErr: errors.New("connection refused")}, Finished: sent.Finished}
-	noClient := agentio.Result{Err: errors.New("reading Secret"), Finished: sent.Finished}
+	sent := agentio.Answer{Err: errors.New("connection refused"), Finished: now.Add(-100 * time.Millisecond)}
+	lookedUp := agentio.Answer{LookUp: &agentio.LookUpAnswer{Listed: true, Err: errors.New("connection refused")}, Finished: sent.Finished}
+	noClient := agentio.Answer{Err: errors.New("reading Secret"), Finished: sent.Finished}
 	old := sent
 	old.Finished = now.Add(-cacheLag)
 	d := func(started *metav1.Time, result v1alpha1.SendResult, taskID string) *v1alpha1.Delegation {
@@ -35,7 +36,7 @@ func TestAnswerAheadOfCache(t *testing.T) {
 	cases := []struct {
 		name string
 		d    *v1alpha1.Delegation
-		res  agentio.Result
+		res  agentio.Answer
 		want bool
 	}{
 		{"the first send, marker not in the cache yet", d(nil, "", ""), sent, true},
@@ -58,7 +59,28 @@ func TestAnswerAheadOfCache(t *testing.T) {
 // operator: it is made again, never taken for one the agent may have.
 func TestSendWithoutAClientIsNotSent(t *testing.T) {
 	err := a2a.NotMade(errors.New(`reading Secret ns/creds: secrets "creds" not found`))
-	if got := callResult(err); got != delegation.CallNotSent {
-		t.Fatalf("callResult = %s, want %s", got, delegation.CallNotSent)
+	if got := a2a.Classify(err); got != a2a.OutcomeNotMade {
+		t.Fatalf("Classify = %s, want %s", got, a2a.OutcomeNotMade)
 	}
+	if res, _ := delegation.AfterSend(a2a.Classify(err), false); res != v1alpha1.SendNotSent {
+		t.Fatalf("AfterSend = %s, want %s", res, v1alpha1.SendNotSent)
+	}
+}
+
+// A send a proxy answered 502 without forwarding it, at an agent that lists:
+// once the send's own deadline passed, a look-up the agent answered proves
+// it has no task of it, and the same message is sent again. The Delegation
+// runs instead of failing, and the agent holds one task.
+func TestLostSendTheAgentNeverSawIsSentAgain(t *testing.T) {
+	e := setup(t)
+	e.agent.lostSends.Store(1)
+	e.create(e.task("lost", "hello"))
+
+	d := e.waitPhase("lost", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("echo: hello"))
+	sends := e.agent.Calls("SendMessage")
+	e.g.Expect(sends).To(HaveLen(2), "the lost send and the one made again")
+	e.g.Expect(sends[1].MessageID).To(Equal(sends[0].MessageID), "the same message id")
+	lookUps := e.agent.LookUps(d.Status.ContextID)
+	e.g.Expect(lookUps).NotTo(BeEmpty(), "sent again only after a look-up")
 }

@@ -54,6 +54,9 @@ type testAgent struct {
 	// the agent's answer: the agent has the task, the operator does not know.
 	gatewaySends  atomic.Int32
 	gatewayStatus atomic.Int32
+	// lostSends makes a proxy in front of the agent answer this many first
+	// messages with 502 without forwarding them: the agent never sees them.
+	lostSends atomic.Int32
 	// dropReplies makes the agent take this many replies and then drop the
 	// connection instead of answering.
 	dropReplies atomic.Int32
@@ -168,6 +171,10 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		}
 		if req.Method == "ListTasks" && ta.failLists.Load() {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && ta.lostSends.Add(-1) >= 0 {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
 		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && ta.gatewaySends.Add(-1) >= 0 {
