@@ -88,10 +88,14 @@ func probeListing(ctx context.Context, ep a2a.Endpoint, card *a2a.Card) (a2a.Lis
 }
 
 // TakeCard returns and forgets the answer of an Agent's card read.
-func (d *Dispatcher) TakeCard(agent types.NamespacedName) (Answer, bool) { return d.Take(cardKey(agent)) }
+func (d *Dispatcher) TakeCard(agent types.NamespacedName) (Answer, bool) {
+	return d.Take(cardKey(agent))
+}
 
 // CardPending reports a card read of the Agent that is queued or running.
-func (d *Dispatcher) CardPending(agent types.NamespacedName) bool { return d.State(cardKey(agent)).Pending }
+func (d *Dispatcher) CardPending(agent types.NamespacedName) bool {
+	return d.State(cardKey(agent)).Pending
+}
 
 // AgentEvents carries one event per finished card read (for source.Channel).
 func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {

@@ -120,15 +120,15 @@ type Dispatcher struct {
 	// Connector builds the clients calls are made with.
 	Connector *Connector
 
-	once    sync.Once
-	events  chan event.GenericEvent
-	urgent  chan event.GenericEvent
+	once   sync.Once
+	events chan event.GenericEvent
+	urgent chan event.GenericEvent
 	// agentEvents wakes Agents whose card read finished.
 	agentEvents chan event.GenericEvent
-	mu      sync.Mutex
-	pools   map[types.NamespacedName]*pool
-	calls   map[Key]*pending
-	results map[Key]Answer
+	mu          sync.Mutex
+	pools       map[types.NamespacedName]*pool
+	calls       map[Key]*pending
+	results     map[Key]Answer
 	// after holds a reconciler's call that came while the scheduler's call
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call

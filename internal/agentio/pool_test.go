@@ -183,7 +183,9 @@ func TestMemoryBudgetBoundsCallsAcrossAgents(t *testing.T) {
 			Agent: types.NamespacedName{Namespace: "ns", Name: agent},
 			do:    func(context.Context) Answer { <-release; return named(name) }}
 	}
-	key := func(name string) Key { return Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet} }
+	key := func(name string) Key {
+		return Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}
+	}
 	g.Expect(d.Submit(call("a", "one"))).To(BeTrue())
 	g.Expect(d.Submit(call("b", "two"))).To(BeTrue())
 	g.Eventually(func() bool { return d.State(key("one")).Running && d.State(key("two")).Running }).Should(BeTrue())
