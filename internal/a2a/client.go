@@ -27,6 +27,10 @@ const (
 	// listHistory is how many recent messages each listed task carries: enough
 	// to find the client's own message ids, small enough for the size bound.
 	listHistory = 8
+	// listKeptBytes bounds what a look-up keeps across all its pages (ids,
+	// states and message ids only): a context that needs more is one we do
+	// not adopt from (ErrTooManyTasks), however its pages are cut.
+	listKeptBytes = 1 << 20
 )
 
 // noHistory asks for a task without its message history. Every call but the
@@ -201,8 +205,9 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 }
 
 // ListByContext lists the tasks of a context (1.0 ListTasks). Tasks carry
-// their state and the ids of the client's recent messages, not artifacts:
-// Get reads a result. ErrUnsupported on 0.3 agents and agents that do not
+// their ids, state and the ids of the client's recent messages only, not
+// artifacts or texts (Get reads a result), and a look-up keeps at most
+// listKeptBytes of them across its pages. ErrUnsupported on 0.3 agents and agents that do not
 // implement ListTasks. A page over the size bound is asked again smaller
 // (half the tasks, down to one, then that one without history), so long
 // histories cost message ids, not the look-up. A context with more than
@@ -215,6 +220,7 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 		return nil, localError(opList, ReasonInvalidRequest, errors.New("empty context id"))
 	}
 	var out []*Task
+	kept := 0
 	token := ""
 	pageSize, history := listPageSize, listHistory
 	for pages := 0; ; {
@@ -246,6 +252,17 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 				task, err := checked(opList, taskFromWire(t))
 				if err != nil {
 					return nil, err
+				}
+				// A look-up needs ids, states and message ids only: nothing
+				// else of a listed task is kept across pages.
+				task = &Task{ID: task.ID, ContextID: task.ContextID, State: task.State, MessageIDs: task.MessageIDs}
+				kept += len(task.ID) + len(task.ContextID)
+				for _, id := range task.MessageIDs {
+					kept += len(id)
+				}
+				if kept > listKeptBytes {
+					return nil, &Error{Kind: KindTransport, Op: opList, Reason: ReasonTooManyTasks,
+						Err: fmt.Errorf("%w: more than %d bytes of ids", ErrTooManyTasks, listKeptBytes)}
 				}
 				out = append(out, task)
 			}

@@ -87,6 +87,9 @@ type Call struct {
 	do func(ctx context.Context) Answer
 	// done, when set, receives the answer instead of the answer store.
 	done func(Answer)
+	// poll: a read of the scheduler for a task without a lease (it waits
+	// behind renewals when reads are limited, see readbudget.go).
+	poll bool
 	// sends: the call sends a Delegation's first message (its leaving is
 	// recorded); lookUp: it looks such a send's task up.
 	sends, lookUp bool
@@ -147,6 +150,9 @@ type pool struct {
 	size    int
 	running int
 	queues  [priorities][]*pending
+	// reads runs now; readLimit is how many may (readbudget.go).
+	reads     int
+	readLimit float64
 }
 
 type pending struct {
@@ -225,8 +231,7 @@ func (d *Dispatcher) queue(c Call) bool {
 	p.size = d.poolSize(c.PoolSize)
 	q := &pending{call: c, queued: time.Now()}
 	d.calls[c.Key] = q
-	prio := c.Kind.priority()
-	p.queues[prio] = append(p.queues[prio], q)
+	p.enqueue(q)
 	if p.running < p.size {
 		p.running++
 		go d.work(p)
@@ -253,7 +258,8 @@ func (d *Dispatcher) work(p *pool) {
 		if q == nil || p.running > p.size {
 			p.running--
 			if q != nil { // the pool shrank: leave the call to another worker
-				p.queues[q.call.Kind.priority()] = append([]*pending{q}, p.queues[q.call.Kind.priority()]...)
+				prio := q.call.priority()
+				p.queues[prio] = append([]*pending{q}, p.queues[prio]...)
 			}
 			if p.running == 0 && p.empty() {
 				delete(d.pools, p.agent)
@@ -270,9 +276,21 @@ func (d *Dispatcher) work(p *pool) {
 			continue
 		}
 		q.running = true
+		if q.call.Kind == KindGet {
+			p.reads++
+		}
 		d.mu.Unlock()
-		d.run(q)
+		d.run(q, p)
 		d.release()
+	}
+}
+
+// spawn starts workers for what a pool can run now; it is called with d.mu
+// held (a read ended, so waiting reads may fit under the read limit).
+func (d *Dispatcher) spawn(p *pool) {
+	if p.running < p.size && !p.empty() {
+		p.running++
+		go d.work(p)
 	}
 }
 
@@ -289,7 +307,7 @@ func CallTimeout(asked, maximum time.Duration) time.Duration {
 	return maximum
 }
 
-func (d *Dispatcher) run(q *pending) {
+func (d *Dispatcher) run(q *pending, p *pool) {
 	c := q.call
 	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
 	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
@@ -307,6 +325,11 @@ func (d *Dispatcher) run(q *pending) {
 	res.Class = a2a.Classify(res.Err)
 	res.Queued, res.Finished = q.queued, time.Now()
 	d.mu.Lock()
+	if c.Kind == KindGet {
+		p.reads--
+		p.readAnswered(res, res.Finished.Sub(started), deadline.Sub(started))
+		d.spawn(p)
+	}
 	if c.lookUp && res.LookUp != nil {
 		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
 	}
@@ -324,7 +347,8 @@ func (d *Dispatcher) run(q *pending) {
 		return
 	}
 	if c.Kind == KindCard {
-		d.agentEvents <- event.GenericEvent{Object: &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: c.Delegation.Namespace, Name: c.Delegation.Name}}}
+		agent := metav1.ObjectMeta{Namespace: c.Delegation.Namespace, Name: c.Delegation.Name}
+		d.agentEvents <- event.GenericEvent{Object: &v1alpha1.Agent{ObjectMeta: agent}}
 		return
 	}
 	d.wake(c.Delegation, c.Urgent)
@@ -349,7 +373,18 @@ func (d *Dispatcher) deliver(key Key, res Answer) {
 }
 
 func (p *pool) next() *pending {
+	readsFull := p.reads >= p.readAllowance()
 	for i := range p.queues {
+		if readsFull && len(p.queues[i]) > 0 && p.queues[i][0].call.Kind == KindGet {
+			// Reads wait for the read limit; other work of this queue
+			// (a look-up, a send) behind them still runs.
+			if j := slices.IndexFunc(p.queues[i], func(q *pending) bool { return q.call.Kind != KindGet }); j >= 0 {
+				q := p.queues[i][j]
+				p.queues[i] = slices.Delete(p.queues[i], j, j+1)
+				return q
+			}
+			continue
+		}
 		if len(p.queues[i]) > 0 {
 			q := p.queues[i][0]
 			p.queues[i] = p.queues[i][1:]
@@ -433,7 +468,7 @@ func (d *Dispatcher) Drop(key Key) bool {
 	}
 	delete(d.calls, key)
 	if p := d.pools[q.call.Agent]; p != nil {
-		prio := key.Kind.priority()
+		prio := q.call.priority()
 		for i, x := range p.queues[prio] {
 			if x == q {
 				p.queues[prio] = append(p.queues[prio][:i:i], p.queues[prio][i+1:]...)

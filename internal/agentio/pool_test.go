@@ -7,6 +7,7 @@ package agentio
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -195,4 +196,55 @@ func TestMemoryBudgetBoundsCallsAcrossAgents(t *testing.T) {
 	g.Expect(d.State(key("three")).Pending).To(BeTrue())
 	close(release)
 	g.Eventually(func() string { res, _ := d.Take(key("three")); return taskID(res) }).Should(Equal("three"))
+}
+
+// An agent whose reads time out is read less: the pool's read limit halves
+// with each timeout (never below one) and grows back as reads are answered;
+// waiting renewals go in the order their next renewal is due.
+func TestReadLimitBacksOffAndRecovers(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	agent := types.NamespacedName{Namespace: "ns", Name: "slow"}
+	read := func(name string, err error) Call {
+		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}, Agent: agent, PoolSize: 8,
+			do: func(context.Context) Answer { return Answer{Err: err, Task: &a2a.Task{ID: name}} }}
+	}
+	limit := func() int { return d.ReadLimit(Key{Delegation: agent}) }
+	hold := make(chan struct{})
+	blocker := read("blocker", nil)
+	blocker.Kind = KindCancel                                                     // not a read: it keeps the pool, not a read slot
+	blocker.do = func(context.Context) Answer { <-hold; return named("blocker") } // keeps the pool alive
+	g.Expect(d.Submit(blocker)).To(BeTrue())
+	g.Eventually(limit).Should(Equal(8))
+	for i := range 3 {
+		g.Expect(d.Submit(read(fmt.Sprintf("late-%d", i), context.DeadlineExceeded))).To(BeTrue())
+		g.Eventually(func() bool {
+			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("late-%d", i)}, Kind: KindGet})
+			return ok
+		}).Should(BeTrue())
+	}
+	g.Expect(limit()).To(Equal(1), "8 → 4 → 2 → 1")
+	for i := range 20 {
+		g.Expect(d.Submit(read(fmt.Sprintf("ok-%d", i), nil))).To(BeTrue())
+		g.Eventually(func() bool {
+			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("ok-%d", i)}, Kind: KindGet})
+			return ok
+		}).Should(BeTrue())
+	}
+	g.Expect(limit()).To(BeNumerically(">", 3), "answered reads raise it again")
+	close(hold)
+
+	// Renewals waiting for room go soonest-due first.
+	p := &pool{size: 1}
+	now := time.Now()
+	for i, in := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
+		c := read(fmt.Sprint(i), nil)
+		c.NotAfter = now.Add(in)
+		p.enqueue(&pending{call: c})
+	}
+	order := make([]time.Duration, 0, len(p.queues[1]))
+	for _, q := range p.queues[1] {
+		order = append(order, q.call.NotAfter.Sub(now))
+	}
+	g.Expect(order).To(Equal([]time.Duration{time.Second, 2 * time.Second, 3 * time.Second}))
 }

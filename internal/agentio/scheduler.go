@@ -55,6 +55,12 @@ type Scheduler struct {
 	early map[types.NamespacedName]time.Time
 	heap  dueHeap
 	wake  chan struct{}
+	// ctx is Start's: streams end with it.
+	ctx context.Context
+	// streams are the tasks followed by a stream (streams.go), and how many
+	// each Agent has open.
+	streams    map[types.NamespacedName]*stream
+	streamsPer map[types.NamespacedName]int
 }
 
 type item struct {
@@ -74,6 +80,8 @@ func (s *Scheduler) init() {
 	if s.items == nil {
 		s.items = map[types.NamespacedName]*item{}
 		s.early = map[types.NamespacedName]time.Time{}
+		s.streams = map[types.NamespacedName]*stream{}
+		s.streamsPer = map[types.NamespacedName]int{}
 		s.wake = make(chan struct{}, 1)
 		if s.Clock == nil {
 			s.Clock = clock.RealClock{}
@@ -108,8 +116,12 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 		s.items[key] = it
 		heap.Push(&s.heap, it)
 		scheduledTasks.Set(float64(len(s.items)))
+		s.startStream(key, f)
 		s.poke()
 		return
+	}
+	if st, ok := s.streams[key]; !ok || !st.over {
+		s.startStream(key, f)
 	}
 	if f.Seen == "" { // nothing applied this pass: keep what was
 		f.Seen = it.f.Seen
@@ -161,6 +173,7 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 		return
 	}
 	delete(s.items, key)
+	s.stopStream(key)
 	if it.index >= 0 {
 		heap.Remove(&s.heap, it.index)
 	}
@@ -186,6 +199,9 @@ func (s *Scheduler) poke() {
 // Start runs the loop until ctx ends (a manager Runnable).
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.init()
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -222,6 +238,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	}
 	c := it.call
 	c.NotAfter = next
+	c.poll = !it.f.Read.Lease
 	seen := it.f.Seen
 	c.done = func(res Answer) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {

@@ -222,8 +222,10 @@ func TestEveryMapKeyedByDelegationIsPrunedWhenItGoes(t *testing.T) {
 	e.op = startOperatorWith(t, e.ns, testOptions(), func(dr *DelegationReconciler) { r = dr })
 	e.createAgent("agent", e.agent.URL())
 	e.create(e.task("root", "wait"))
-	tasks := []string{e.waitRunning("root").Status.TaskID}
-	names := []string{"root"}
+	tasks := make([]string, 0, 4)
+	tasks = append(tasks, e.waitRunning("root").Status.TaskID)
+	names := make([]string, 0, 4)
+	names = append(names, "root")
 	for i := range 3 {
 		name := fmt.Sprintf("child-%d", i)
 		names = append(names, name)

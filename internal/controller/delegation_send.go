@@ -171,11 +171,16 @@ func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res ag
 	return r.resend(ctx, s)
 }
 
-// noteSend shows why a send is still pending, without changing its phase.
+// noteSend shows why a send is still pending, without changing its phase;
+// a Delegation that shows no phase yet (its first send's answer was lost or
+// unusable) shows Pending, reason Sending: a phase is always shown.
 func (r *DelegationReconciler) noteSend(s *scope, msg string) {
-	if o := s.d.Status.Outcome; o != nil {
-		o.Message = truncate(msg, maxOutcomeMessage)
+	o := s.d.Status.Outcome
+	if o == nil || s.d.Status.Phase == "" {
+		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, msg))
+		return
 	}
+	o.Message = truncate(msg, maxOutcomeMessage)
 }
 
 // sendReply sends the claimed reply spec.replies[repliesSent-1] on the pool.

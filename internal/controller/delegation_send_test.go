@@ -84,3 +84,69 @@ func TestLostSendTheAgentNeverSawIsSentAgain(t *testing.T) {
 	lookUps := e.agent.LookUps(d.Status.ContextID)
 	e.g.Expect(lookUps).NotTo(BeEmpty(), "sent again only after a look-up")
 }
+
+// At an agent whose card says it streams, a task's end shows through its
+// stream: the poll interval is an hour, so no poll can explain it.
+func TestStreamingAgentsTaskSettlesWithoutAPoll(t *testing.T) {
+	e := setup(t)
+	streaming := newStreamingTestAgent()
+	t.Cleanup(streaming.Close)
+	e.createAgent("streaming", streaming.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.g.Expect(e.waitAgentReady("streaming").Status.Streaming).To(BeTrue())
+	e.create(e.kitTask("streamed", "streaming", "slow"))
+
+	d := e.waitPhase("streamed", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("slow done"))
+	e.g.Expect(streaming.Calls("SubscribeToTask")).NotTo(BeEmpty(), "followed by its stream")
+}
+
+// A stream that sends events of another task is cut and the task is read
+// instead: the other task's end is never taken for this one's.
+func TestStreamWithAnotherTasksEventsIsCutAndTheTaskRead(t *testing.T) {
+	e := setup(t)
+	liar := newStreamingTestAgent()
+	t.Cleanup(liar.Close)
+	liar.lyingStreams.Store(true)
+	e.createAgent("liar", liar.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.waitAgentReady("liar")
+	e.create(e.kitTask("lied-to", "liar", "wait"))
+	d := e.waitRunning("lied-to")
+
+	e.g.Eventually(func() int { return len(liar.Calls("SubscribeToTask")) }, eventually, tick).Should(BeNumerically(">=", 2),
+		"cut, and subscribed again")
+	e.g.Eventually(func() bool {
+		subscribed := false
+		for _, c := range liar.Calls("") {
+			if c.Method == "SubscribeToTask" {
+				subscribed = true
+			}
+			if subscribed && c.Method == "GetTask" && c.TaskID == d.Status.TaskID {
+				return true
+			}
+		}
+		return false
+	}, eventually, tick).Should(BeTrue(), "the task was read after the lie")
+	e.g.Consistently(func() v1alpha1.Phase { return e.get("lied-to").Status.Phase }, 2*time.Second, tick).
+		Should(Equal(v1alpha1.PhaseRunning), "another task's end is not this one's")
+}
+
+// A send answered with a task id no status can hold (300,000 characters)
+// shows a phase at once: Pending, reason Sending, with why; it never goes
+// without one until --send-timeout.
+func TestUnusableSendAnswerShowsAPhase(t *testing.T) {
+	e := setup(t)
+	e.agent.hugeTaskIDs.Store(true)
+	e.create(e.task("huge", "hello"))
+	e.g.Eventually(func(g Gomega) {
+		d := e.get("huge")
+		g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(d.Status.Outcome).NotTo(BeNil())
+		g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonSending))
+		g.Expect(d.Status.Outcome.Message).NotTo(BeEmpty(), "it says why")
+		g.Expect(len(d.Status.TaskID)).To(BeZero())
+	}, 10*time.Second, tick).Should(Succeed(), "a phase well before --send-timeout (20s here)")
+}
