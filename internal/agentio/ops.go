@@ -114,11 +114,36 @@ func (d *Dispatcher) LookUp(key types.NamespacedName, t Target, q LookUpRequest)
 	return d.Submit(c)
 }
 
-// Adopt reads spec.taskID back to follow it.
+// Adopt reads spec.taskID back to follow it, with the evidence of who sent
+// it (withSenderEvidence) for the adoption check.
 func (d *Dispatcher) Adopt(key types.NamespacedName, t Target, taskID string, lease bool) bool {
 	return d.Submit(d.newCall(key, KindSend, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
-		return answer(c.Get(ctx, taskID, lease))
+		task, err := c.Get(ctx, taskID, lease)
+		if err == nil {
+			task = withSenderEvidence(ctx, c, task)
+		}
+		return answer(task, err)
 	}))
+}
+
+// withSenderEvidence adds to a task read for adoption the ids of its recent
+// messages, from a look-up by its context (a read asks for no history): they
+// may name the Delegation that sent it when the context id does not. Agents
+// that cannot list leave the context id alone to go by.
+func withSenderEvidence(ctx context.Context, c a2a.Client, t *a2a.Task) *a2a.Task {
+	if t == nil || t.ContextID == "" {
+		return t
+	}
+	tasks, err := c.ListByContext(ctx, t.ContextID)
+	if err != nil {
+		return t
+	}
+	for _, listed := range tasks {
+		if listed.ID == t.ID {
+			t.MessageIDs = append(t.MessageIDs, listed.MessageIDs...)
+		}
+	}
+	return t
 }
 
 // Read reads the task back now (the scheduler does it on its cadence).
