@@ -303,5 +303,11 @@ func (d *Dispatcher) shared(agent *v1alpha1.Agent) *v1alpha1.Agent {
 	return c
 }
 
-// ForgetAgent drops the layer's copy of an Agent that is gone.
-func (d *Dispatcher) ForgetAgent(key types.NamespacedName) { d.agents.Delete(key) }
+// ForgetAgent drops what the layer keeps of an Agent that is gone.
+func (d *Dispatcher) ForgetAgent(key types.NamespacedName) {
+	d.init()
+	d.agents.Delete(key)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.readLimits, key)
+}

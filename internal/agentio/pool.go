@@ -138,6 +138,8 @@ type Dispatcher struct {
 	// inFlight bounds the calls running at once across all Agents (see
 	// budget.go); nil: no bound.
 	inFlight chan struct{}
+	// readLimits keeps the read limit an idle pool had learnt, by Agent.
+	readLimits map[types.NamespacedName]float64
 	// sends records the sends whose task id is not known yet (sends.go).
 	sends map[types.NamespacedName]SendRecord
 	// agents holds one read-only copy of each Agent version for the calls
@@ -179,6 +181,7 @@ func (d *Dispatcher) init() {
 		d.results = map[Key]Answer{}
 		d.after = map[Key]Call{}
 		d.sends = map[types.NamespacedName]SendRecord{}
+		d.readLimits = map[types.NamespacedName]float64{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -225,7 +228,7 @@ func (d *Dispatcher) queue(c Call) bool {
 	}
 	p := d.pools[c.Agent]
 	if p == nil {
-		p = &pool{agent: c.Agent}
+		p = &pool{agent: c.Agent, readLimit: d.readLimits[c.Agent]}
 		d.pools[c.Agent] = p
 	}
 	p.size = d.poolSize(c.PoolSize)
@@ -263,6 +266,11 @@ func (d *Dispatcher) work(p *pool) {
 			}
 			if p.running == 0 && p.empty() {
 				delete(d.pools, p.agent)
+				if p.readLimit > 0 && int(p.readLimit) < p.size {
+					d.readLimits[p.agent] = p.readLimit // an idle pool keeps what it learnt
+				} else {
+					delete(d.readLimits, p.agent)
+				}
 			}
 			d.mu.Unlock()
 			return
@@ -327,7 +335,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	d.mu.Lock()
 	if c.Kind == KindGet {
 		p.reads--
-		p.readAnswered(res, res.Finished.Sub(started), deadline.Sub(started))
+		p.readAnswered(res, res.Finished.Sub(started), CallTimeout(c.Timeout, d.MaxCallTimeout))
 		d.spawn(p)
 	}
 	if c.lookUp && res.LookUp != nil {

@@ -199,25 +199,32 @@ func TestMemoryBudgetBoundsCallsAcrossAgents(t *testing.T) {
 }
 
 // An agent whose reads time out is read less: the pool's read limit halves
-// with each timeout (never below one) and grows back as reads are answered;
-// waiting renewals go in the order their next renewal is due.
+// with each read the agent held until its deadline (never below one) and
+// grows back as reads are answered; waiting renewals go in the order their
+// next renewal is due.
 func TestReadLimitBacksOffAndRecovers(t *testing.T) {
 	g := NewWithT(t)
-	d := NewDispatcher(0, time.Minute)
+	d := NewDispatcher(0, 200*time.Millisecond)
 	agent := types.NamespacedName{Namespace: "ns", Name: "slow"}
-	read := func(name string, err error) Call {
+	read := func(name string, late bool) Call {
 		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}, Agent: agent, PoolSize: 8,
-			do: func(context.Context) Answer { return Answer{Err: err, Task: &a2a.Task{ID: name}} }}
+			do: func(ctx context.Context) Answer {
+				if late { // the agent holds the read until its deadline
+					<-ctx.Done()
+					return Answer{Err: ctx.Err()}
+				}
+				return named(name)
+			}}
 	}
 	limit := func() int { return d.ReadLimit(Key{Delegation: agent}) }
 	hold := make(chan struct{})
-	blocker := read("blocker", nil)
+	blocker := read("blocker", false)
 	blocker.Kind = KindCancel                                                     // not a read: it keeps the pool, not a read slot
 	blocker.do = func(context.Context) Answer { <-hold; return named("blocker") } // keeps the pool alive
 	g.Expect(d.Submit(blocker)).To(BeTrue())
 	g.Eventually(limit).Should(Equal(8))
 	for i := range 3 {
-		g.Expect(d.Submit(read(fmt.Sprintf("late-%d", i), context.DeadlineExceeded))).To(BeTrue())
+		g.Expect(d.Submit(read(fmt.Sprintf("late-%d", i), true))).To(BeTrue())
 		g.Eventually(func() bool {
 			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("late-%d", i)}, Kind: KindGet})
 			return ok
@@ -225,20 +232,28 @@ func TestReadLimitBacksOffAndRecovers(t *testing.T) {
 	}
 	g.Expect(limit()).To(Equal(1), "8 → 4 → 2 → 1")
 	for i := range 20 {
-		g.Expect(d.Submit(read(fmt.Sprintf("ok-%d", i), nil))).To(BeTrue())
+		g.Expect(d.Submit(read(fmt.Sprintf("ok-%d", i), false))).To(BeTrue())
 		g.Eventually(func() bool {
 			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("ok-%d", i)}, Kind: KindGet})
 			return ok
 		}).Should(BeTrue())
 	}
 	g.Expect(limit()).To(BeNumerically(">", 3), "answered reads raise it again")
+
+	// A read cut short by a deadline it spent waiting is not the agent's.
+	before := limit()
+	short := read("short", false)
+	short.do = func(context.Context) Answer { return Answer{Err: context.DeadlineExceeded} }
+	g.Expect(d.Submit(short)).To(BeTrue())
+	g.Eventually(func() bool { _, ok := d.Take(short.Key); return ok }).Should(BeTrue())
+	g.Expect(limit()).To(BeNumerically(">=", before))
 	close(hold)
 
 	// Renewals waiting for room go soonest-due first.
 	p := &pool{size: 1}
 	now := time.Now()
 	for i, in := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
-		c := read(fmt.Sprint(i), nil)
+		c := read(fmt.Sprint(i), false)
 		c.NotAfter = now.Add(in)
 		p.enqueue(&pending{call: c})
 	}

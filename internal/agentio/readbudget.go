@@ -16,9 +16,12 @@ import (
 
 // Reads that adapt to the agent. Each Agent's pool lets only so many reads
 // (renewals and polls) run at once: the limit halves when a read times out
-// or answers slowly (later than half its deadline) and grows back by one per
-// limit's worth of answered reads (additive increase, multiplicative
-// decrease, the shape TCP and client-go's adaptive limiters use). A slow
+// after the agent had it for a while (readTimedOut) and grows back by one
+// per limit's worth of answered reads (additive increase, multiplicative
+// decrease on loss, the shape TCP congestion control has). A read cut short
+// by a deadline it mostly spent waiting for room is the operator's doing,
+// not the agent's, and counts for nothing: else a full pool would shrink
+// itself. A slow
 // agent is thus read less often instead of more: reads beyond the limit
 // wait, renewals first, the one whose next renewal is due soonest first,
 // while plain polls wait behind them and stretch. A read that waits is never
@@ -64,16 +67,23 @@ func dueOf(q *pending) time.Time {
 	return q.call.NotAfter
 }
 
-// readAnswered adapts the pool's read limit to how a read was answered; it
-// is called with d.mu held.
-func (p *pool) readAnswered(res Answer, took, timeout time.Duration) {
+// readAnswered adapts the pool's read limit to how a read was answered
+// after it ran for took, under a call timeout of full; it is called with
+// d.mu held.
+func (p *pool) readAnswered(res Answer, took, full time.Duration) {
 	allowance := float64(p.readAllowance())
 	switch {
-	case errors.Is(res.Err, context.DeadlineExceeded) || isTimeout(res.Err) || (timeout > 0 && took > timeout/2):
+	case readTimedOut(res.Err, took, full):
 		p.readLimit = max(allowance/2, 1)
 	case res.Class == a2a.OutcomeAccepted || res.Class == a2a.OutcomeRefused:
 		p.readLimit = min(p.readLimit+1/allowance, float64(p.size))
 	}
+}
+
+// readTimedOut: the read timed out after the agent had it for at least half
+// its call timeout, or a second.
+func readTimedOut(err error, took, full time.Duration) bool {
+	return (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) && took >= min(full/2, time.Second)
 }
 
 func isTimeout(err error) bool {
