@@ -129,6 +129,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newWaitCommand(o),
 		newEventsCommand(o),
 		newVersionCommand(o),
+		newCheckAgentCommand(o),
 	)
 	return root
 }

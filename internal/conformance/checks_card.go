@@ -127,14 +127,14 @@ func (r *runner) checkCard(ctx context.Context) {
 		_, ctxID := r.ids("probe")
 		_, err = p.ProbeGet(ctx, ctxID+"-"+unknownTaskIDSuffix, nil, false)
 		r.sawErr(err)
-		switch {
-		case err == nil:
+		// An A2A answer (a task, or an A2A error code) shows the
+		// interface is there; a transport error or a bare HTTP status does not.
+		switch code, _ := a2a.ErrorCode(err); {
+		case err == nil, !a2a.IsTransport(err) && code < 0:
 			reach = append(reach, label+": answered")
-		case a2a.IsTransport(err):
+		default:
 			reachFail = true
 			reach = append(reach, label+": "+describeErr(err))
-		default:
-			reach = append(reach, label+": answered")
 		}
 		if r.main == p {
 			r.recordUnknownTask(err)
