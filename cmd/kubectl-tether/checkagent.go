@@ -29,6 +29,12 @@ import (
 // exitNotConformant: check-agent ran and the agent broke a MUST.
 const exitNotConformant = 3
 
+// The machine-readable formats of check-agent's -o.
+const (
+	formatJSON = "json"
+	formatYAML = "yaml"
+)
+
 type checkAgentFlags struct {
 	url            string
 	cardURL        string
@@ -111,7 +117,7 @@ func (f *checkAgentFlags) validate(args []string) error {
 		return usagef("name an Agent or give --url, not both")
 	case len(args) == 1 && (f.cardURL != "" || len(f.allowedOrigins) > 0 || len(f.headers) > 0 || f.insecure):
 		return usagef("--card-url, --allowed-origin, --header and --insecure-skip-tls-verify-agent go with --url; an Agent brings its own")
-	case f.output != "" && f.output != "json" && f.output != "yaml":
+	case f.output != "" && f.output != formatJSON && f.output != formatYAML:
 		return usagef("--output must be json or yaml, not %q", f.output)
 	case f.leaseTTL < time.Second || f.deadline < time.Second || f.within < time.Second || f.timeout < time.Second:
 		return usagef("--lease-ttl, --deadline, --within and --timeout must be at least 1s")
@@ -208,14 +214,14 @@ func (f *checkAgentFlags) endpoint(ctx context.Context, o *options, args []strin
 // printCheckReport prints the table, or the report as JSON or YAML.
 func printCheckReport(w io.Writer, rep *conformance.Report, format string) error {
 	switch format {
-	case "json":
+	case formatJSON:
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
-	case "yaml":
+	case formatYAML:
 		b, err := yaml.Marshal(rep)
 		if err != nil {
 			return err

@@ -263,4 +263,3 @@ func statusMeta(task *a2a.Task) map[string]any {
 	}
 	return task.Status.Message.Metadata
 }
-

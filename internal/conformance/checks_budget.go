@@ -157,7 +157,7 @@ func settleReport(t *a2a.ProbeTask) (*a2a.BudgetReportMetadata, string) {
 	for _, c := range []struct {
 		where string
 		meta  map[string]any
-	}{{"status message", t.StatusMetadata}, {"task metadata", t.Metadata}} {
+	}{{whereStatusMessage, t.StatusMetadata}, {whereTaskMetadata, t.Metadata}} {
 		raw, ok := c.meta[a2a.BudgetExtensionURI]
 		if !ok {
 			continue

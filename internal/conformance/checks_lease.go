@@ -58,21 +58,20 @@ func (r *runner) checkLease(ctx context.Context) {
 }
 
 // leaseSend sends the long text with a lease of the run's ttl.
-func (r *runner) leaseSend(ctx context.Context, purpose string) (*a2a.ProbeTask, time.Time, error) {
+func (r *runner) leaseSend(ctx context.Context, purpose string) (*a2a.ProbeTask, error) {
 	msgID, ctxID := r.ids(purpose)
 	ttl := r.opts.LeaseTTL.Seconds()
-	sentAt := r.opts.Now()
 	t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long,
 		MessageMetadata: map[string]any{a2a.LeaseExtensionURI: map[string]any{"ttlSeconds": ttl}}})
 	if err == nil && t.Message {
 		err = fmt.Errorf("answered with a message, no task")
 	}
-	return t, sentAt, err
+	return t, err
 }
 
 func (r *runner) checkLeaseRenewal(ctx context.Context) {
 	ttl := r.opts.LeaseTTL
-	t, _, err := r.leaseSend(ctx, "renew")
+	t, err := r.leaseSend(ctx, "renew")
 	if err != nil {
 		r.record(CheckLeaseRenewal, leaseTitles[CheckLeaseRenewal], Must, Fail, "SendMessage with ttl %v: %s", ttl, describeErr(err))
 		r.record(CheckLeasePlainGet, leaseTitles[CheckLeasePlainGet], Must, Skipped, "no leased task")
@@ -134,7 +133,7 @@ func (r *runner) checkLeaseRenewal(ctx context.Context) {
 
 func (r *runner) checkLeaseLapse(ctx context.Context) {
 	ttl := r.opts.LeaseTTL
-	t, _, err := r.leaseSend(ctx, "lapse")
+	t, err := r.leaseSend(ctx, "lapse")
 	if err != nil {
 		r.record(CheckLeaseLapse, leaseTitles[CheckLeaseLapse], Must, Fail, "SendMessage with ttl %v: %s", ttl, describeErr(err))
 		return
@@ -153,7 +152,8 @@ func (r *runner) checkLeaseLapse(ctx context.Context) {
 		r.record(CheckLeaseLapse, leaseTitles[CheckLeaseLapse], Must, Fail, "task %s ended %s, not canceled", t.ID, end.State)
 	default:
 		after := r.opts.Now().Sub(t.LeaseExpiresAt).Round(r.roundTo())
-		r.record(CheckLeaseLapse, leaseTitles[CheckLeaseLapse], Must, Pass, "task %s canceled %v after expiresAt (ttl %v): %q", t.ID, max(after, 0), ttl, end.StatusText)
+		r.record(CheckLeaseLapse, leaseTitles[CheckLeaseLapse], Must, Pass,
+			"task %s canceled %v after expiresAt (ttl %v): %q", t.ID, max(after, 0), ttl, end.StatusText)
 	}
 }
 
@@ -176,14 +176,14 @@ func (r *runner) runSendVectors(ctx context.Context, uri, refusedID, acceptedID 
 			if v.Kind != KindSend || (v.Agent != nil && v.Agent.MaxTTLSeconds != r.maxTTLSeconds()) {
 				continue
 			}
-			if v.Expect.Outcome == "accepted" && !v.AnyExecutor && v.Expect.Lease == nil && !v.Expect.LeaseNone {
+			if v.Expect.Outcome == outcomeAccepted && !v.AnyExecutor && v.Expect.Lease == nil && !v.Expect.LeaseNone {
 				continue // it needs the harness executor
 			}
 			problem := r.runSendVector(ctx, v, uri, canList)
 			switch {
-			case v.Expect.Outcome == "refused" && problem != "":
+			case v.Expect.Outcome == outcomeRefused && problem != "":
 				refusedFail = append(refusedFail, v.Name+": "+problem)
-			case v.Expect.Outcome == "refused":
+			case v.Expect.Outcome == outcomeRefused:
 				refusedPass = append(refusedPass, v.Name)
 			case problem != "":
 				acceptedFail = append(acceptedFail, v.Name+": "+problem)
@@ -218,7 +218,7 @@ func (r *runner) runSendVector(ctx context.Context, v Vector, uri string, canLis
 	}
 	sentAt := r.opts.Now()
 	t, err := r.send(ctx, r.main, req)
-	if v.Expect.Outcome == "refused" {
+	if v.Expect.Outcome == outcomeRefused {
 		if err == nil {
 			return fmt.Sprintf("accepted (task %s), want InvalidParams", t.ID)
 		}

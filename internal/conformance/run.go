@@ -28,6 +28,18 @@ const MessageIDPrefix = "tether-check-"
 // pollEvery is how often a task is read while waiting for a state.
 const pollEvery = 200 * time.Millisecond
 
+// Where extension data was found, for the report.
+const (
+	whereTaskMetadata  = "task metadata"
+	whereStatusMessage = "status message"
+)
+
+// Expected outcomes of a send vector.
+const (
+	outcomeAccepted = "accepted"
+	outcomeRefused  = "refused"
+)
+
 // runner is one run: the options, the clients, what was seen.
 type runner struct {
 	opts  Options
@@ -213,9 +225,9 @@ func (r *runner) saw(t *a2a.ProbeTask) {
 		where, uri, schema string
 		meta               map[string]any
 	}{
-		{"task metadata", a2a.LeaseExtensionURI, SchemaLeaseAnswer, t.Metadata},
-		{"task metadata", a2a.BudgetExtensionURI, SchemaBudgetReport, t.Metadata},
-		{"status message metadata", a2a.BudgetExtensionURI, SchemaBudgetReport, t.StatusMetadata},
+		{whereTaskMetadata, a2a.LeaseExtensionURI, SchemaLeaseAnswer, t.Metadata},
+		{whereTaskMetadata, a2a.BudgetExtensionURI, SchemaBudgetReport, t.Metadata},
+		{whereStatusMessage + " metadata", a2a.BudgetExtensionURI, SchemaBudgetReport, t.StatusMetadata},
 	} {
 		raw, ok := c.meta[c.uri]
 		if !ok {
