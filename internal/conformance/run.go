@@ -78,7 +78,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	r := &runner{opts: opts, start: opts.Now(), results: map[string]Result{},
 		started: map[string]a2a.Prober{}, settled: map[string]bool{}}
-	ep, err := r.countingEndpoint(opts.Endpoint)
+	ep, err := withHTTPClient(opts.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -284,8 +284,9 @@ func (r *runner) cleanup(ctx context.Context) {
 	}
 }
 
-// countingEndpoint measures the largest answer body of the HTTP bindings.
-func (r *runner) countingEndpoint(ep a2a.Endpoint) (a2a.Endpoint, error) {
+// withHTTPClient gives the endpoint the operator's default HTTP client when
+// it has none, so every binding (gRPC included) dials with its settings.
+func withHTTPClient(ep a2a.Endpoint) (a2a.Endpoint, error) {
 	if ep.HTTPClient == nil {
 		hc, err := a2a.NewHTTPClient(a2a.HTTPOptions{})
 		if err != nil {
