@@ -113,6 +113,14 @@ type AgentSpec struct {
 	// +kubebuilder:validation:Maximum=1024
 	// +optional
 	MaxConcurrentCalls *int32 `json:"maxConcurrentCalls,omitempty"`
+	// maxStreams bounds the tasks at this agent followed by streaming
+	// (SubscribeToTask) at once, when its card says it streams: a task's end
+	// then shows as soon as the agent sends it. Tasks beyond it are polled
+	// at pollInterval. 0 turns streaming off. Default 64.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	MaxStreams *int32 `json:"maxStreams,omitempty"`
 	// maxConcurrentTasks bounds the tasks running at this agent at once.
 	// Delegations over it stay Pending with reason AgentAtCapacity and start
 	// in creation order as tasks settle. Unset means no bound.
@@ -127,6 +135,44 @@ type AgentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="cardRefreshInterval must be at least 1s"
 	// +optional
 	CardRefreshInterval *metav1.Duration `json:"cardRefreshInterval,omitempty"`
+	// conformance asks the operator to run the conformance check (what
+	// kubectl tether check-agent runs) against the agent and report it as the
+	// Conformant condition. Off unless set: the check sends the agent tasks
+	// of its own (message ids starting with tether-check-) and cancels them.
+	// +optional
+	Conformance *AgentConformance `json:"conformance,omitempty"`
+}
+
+// AgentConformance configures the conformance check of an Agent.
+type AgentConformance struct {
+	// check turns the check on.
+	Check bool `json:"check"`
+	// interval is how often the check runs again; it also runs when the
+	// Agent's spec changes. Default 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="conformance.interval must be at least 1m"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// AgentConformanceStatus is the result of the last conformance check.
+type AgentConformanceStatus struct {
+	// lastCheckTime is when the last check ended.
+	// +optional
+	LastCheckTime *metav1.Time `json:"lastCheckTime,omitempty"`
+	// observedGeneration is the Agent generation the check ran for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// failed are the ids of the MUST checks that failed (the first 32).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	// +optional
+	Failed []string `json:"failed,omitempty"`
+	// summary counts the results, or says why the check could not run.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Summary string `json:"summary,omitempty"`
 }
 
 // AgentSkill is one skill the agent card advertises.
@@ -193,7 +239,13 @@ type AgentStatus struct {
 	// observedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Ready is True when the card was read and an interface chosen.
+	// conformance is the result of the last conformance check, when
+	// spec.conformance.check asks for one.
+	// +optional
+	Conformance *AgentConformanceStatus `json:"conformance,omitempty"`
+	// conditions: Ready is True when the card was read and an interface
+	// chosen; Conformant (only with spec.conformance.check) is True when the
+	// last conformance check passed every MUST.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8

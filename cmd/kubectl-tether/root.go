@@ -135,6 +135,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newShardsCommand(o),
 		newUICommand(o),
 		newVersionCommand(o),
+		newCheckAgentCommand(o),
 	)
 	return root
 }
