@@ -36,10 +36,29 @@ var (
 	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
 	})
+	// A renewal that leaves late eats into the lease: this is the margin
+	// the alerts and the dashboard watch, before any lease lapses.
+	scheduledReadLateness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tether_scheduled_read_lateness_seconds",
+		Help:    "How long after it was due a scheduled read left for the agent, by agent and read (renewal for a leased task, else poll).",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+	}, []string{agentLabel, "read"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks)
+	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks, scheduledReadLateness)
+}
+
+// observeLateness records how late a scheduled read starts.
+func observeLateness(c Call, started time.Time) {
+	if c.due.IsZero() {
+		return
+	}
+	read := "poll"
+	if c.leased {
+		read = "renewal"
+	}
+	scheduledReadLateness.WithLabelValues(c.Agent.String(), read).Observe(max(0, started.Sub(c.due).Seconds()))
 }
 
 // poolCollector reports every pool's load at scrape time.

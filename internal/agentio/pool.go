@@ -86,6 +86,10 @@ type Call struct {
 	Do func(ctx context.Context) (any, error)
 	// done, when set, receives the result instead of the result store.
 	done func(Result)
+	// due and leased: a scheduled read, when it was due and whether it
+	// renews a lease (for tether_scheduled_read_lateness_seconds).
+	due    time.Time
+	leased bool
 }
 
 // Result is what a finished call returned.
@@ -272,7 +276,9 @@ func CallTimeout(asked, maximum time.Duration) time.Duration {
 
 func (d *Dispatcher) run(q *pending) {
 	c := q.call
-	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
+	started := time.Now()
+	observeLateness(c, started)
+	deadline := started.Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
 	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
 		deadline = c.NotAfter
 	}

@@ -32,6 +32,8 @@ type Follow struct {
 	// that reports the same costs nothing beyond the call. Empty keeps the
 	// one given before.
 	Seen string
+	// Leased: the reads renew a lease (their lateness is watched apart).
+	Leased bool
 	// Since, when set, is when the agent last answered for the task (the
 	// send): a newly followed task is first read one interval after it,
 	// not one interval after the answer was applied.
@@ -216,6 +218,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	c := it.f.Call
 	c.Kind = KindGet
 	c.NotAfter = next
+	c.due, c.leased = it.due, it.f.Leased
 	seen := it.f.Seen
 	c.done = func(res Result) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {

@@ -292,7 +292,7 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
 		interval = renew
 	}
-	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: s.answeredAt}
+	f := agentio.Follow{Call: r.readCall(s), Interval: interval, Since: s.answeredAt, Leased: s.d.Spec.Lease != nil}
 	if seen != nil {
 		f.Seen = *seen
 	}
