@@ -7,8 +7,14 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 	tetherrelease "github.com/tether-dev/tether/internal/release"
 )
 
@@ -34,6 +42,87 @@ func TestInstallYAMLAppliesToTheAPIServer(t *testing.T) {
 	for _, o := range objs {
 		dryRunApply(t, o)
 	}
+}
+
+// The samples run on a Helm install with the chart's defaults:
+// `kubectl apply -k config/samples` is accepted by the API server, and the
+// Agents point at the samples' own Services, whose cluster IPs the chart's
+// default egress policy lets the operator dial (loopback, which the
+// samples used before, it refuses).
+func TestSamplesRunOnAHelmInstallWithDefaults(t *testing.T) {
+	requireCluster(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	installChart(t, "tether-samples", "tether-e2e-samples-system-"+newRunID())
+
+	out, err := tetherrelease.Build(filepath.Join(repoRoot, "config", "samples"))
+	g.Expect(err).NotTo(HaveOccurred())
+	objs := splitManifests(t, out)
+	g.Expect(objs.kind("Deployment")).To(HaveLen(2))
+	g.Expect(objs.kind("Agent")).To(HaveLen(2))
+	g.Expect(objs.kind("Delegation")).NotTo(BeEmpty())
+
+	ensureNamespace(t, "tether-samples")
+	services := map[string]*corev1.Service{}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			continue
+		}
+		dryRunApply(t, o)
+		if o.GetKind() == "Service" {
+			// Created for real: the API server allocates its cluster IP.
+			svc := decode[corev1.Service](t, o)
+			g.Expect(kube.Create(ctx, svc)).To(Succeed())
+			services[svc.Name+"."+svc.Namespace+".svc"] = svc
+		}
+	}
+	for _, d := range objs.kind("Deployment") {
+		image := decodeDeploymentImage(t, d)
+		g.Expect(image).To(MatchRegexp(`^ghcr\.io/tether-dev/tether-sample-(worker|orchestrator):[0-9]+\.[0-9]+\.[0-9]+$`),
+			"a sample image the release publishes")
+	}
+
+	policy, err := a2a.NewHTTPClient(a2a.HTTPOptions{Timeout: time.Second, DenyCIDRs: chartDefaultDenyCIDRs(t)})
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, o := range objs.kind("Agent") {
+		agent := decode[v1alpha1.Agent](t, o)
+		u, err := url.Parse(agent.Spec.URL)
+		g.Expect(err).NotTo(HaveOccurred())
+		svc, ok := services[u.Hostname()]
+		g.Expect(ok).To(BeTrue(), "Agent %s points at %s, not at a Service of the samples", agent.Name, agent.Spec.URL)
+		g.Expect(svc.Spec.Ports).To(ContainElement(HaveField("Port", BeNumerically("==", port(t, u)))), agent.Name)
+		g.Expect(kube.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
+		// Nothing listens at the cluster IP here (no kube-proxy); what
+		// matters is that the dial was not refused by the policy.
+		_, err = policy.Get("http://" + net.JoinHostPort(svc.Spec.ClusterIP, u.Port()) + "/.well-known/agent-card.json")
+		g.Expect(errors.Is(err, a2a.ErrEgressDenied)).To(BeFalse(), "the chart's egress policy refuses %s: %v", svc.Spec.ClusterIP, err)
+	}
+	_, err = policy.Get("http://127.0.0.1:9101/.well-known/agent-card.json")
+	g.Expect(errors.Is(err, a2a.ErrEgressDenied)).To(BeTrue(), "loopback stays refused: %v", err)
+}
+
+// chartDefaultDenyCIDRs are the --agent-deny-cidrs the chart passes by default.
+func chartDefaultDenyCIDRs(t *testing.T) []*net.IPNet {
+	t.Helper()
+	var out []*net.IPNet
+	for _, arg := range managerArgs(t, renderChart(t)) {
+		list, ok := strings.CutPrefix(arg, "--agent-deny-cidrs=")
+		if !ok {
+			continue
+		}
+		for _, c := range strings.Split(list, ",") {
+			_, n, err := net.ParseCIDR(c)
+			if err != nil {
+				t.Fatalf("the chart passes %s: %v", arg, err)
+			}
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("the chart passes no --agent-deny-cidrs")
+	}
+	return out
 }
 
 // ensureNamespace creates a namespace unless it exists, and deletes it at the
@@ -69,6 +158,25 @@ func splitManifests(t *testing.T, raw []byte) manifests {
 		}
 	}
 	return m
+}
+
+func decodeDeploymentImage(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("%s has %d containers", u.GetName(), len(containers))
+	}
+	image, _, _ := unstructured.NestedString(containers[0].(map[string]any), "image")
+	return image
+}
+
+func port(t *testing.T, u *url.URL) int {
+	t.Helper()
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("%s names no port: %v", u, err)
+	}
+	return p
 }
 
 // Chart.yaml's kubeVersion is the oldest Kubernetes whose API server
