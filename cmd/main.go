@@ -7,6 +7,7 @@ SPDX-License-Identifier: Apache-2.0
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -32,6 +33,8 @@ import (
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
 	"github.com/tether-dev/tether/internal/version"
+
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 var scheme = runtime.NewScheme()
@@ -215,7 +218,17 @@ func run(f flags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces)
+	// Traces only when the OTEL_* environment asks for them (docs/operations.md#tracing).
+	stopTracing, err := tracing.Setup(ctx, "tether-operator")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(flush)
+	}()
+	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces, "tracing", tracing.On())
 	return mgr.Start(ctx)
 }
 

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
@@ -89,28 +91,74 @@ type instrumented struct {
 	agent string
 }
 
-func (c instrumented) observe(method string, start time.Time, err error) {
-	outcome := "ok"
+// outcome classifies a call's error as the metrics and the spans name it.
+func outcome(err error) string {
 	switch {
 	case a2a.IsRefused(err):
-		outcome = "refused"
+		return "refused"
 	case err != nil:
-		outcome = "transport"
+		return "transport"
 	}
-	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
+	return "ok"
+}
+
+// observe records a call's duration; a sampled span's trace id becomes the
+// observation's exemplar, linking a slow call in a dashboard to its trace.
+func (c instrumented) observe(ctx context.Context, method string, start time.Time, err error) {
+	h := a2aRequestDuration.WithLabelValues(method, c.agent, outcome(err))
+	d := time.Since(start).Seconds()
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if e, ok := h.(prometheus.ExemplarObserver); ok {
+			e.ObserveWithExemplar(d, prometheus.Labels{"trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String()})
+			return
+		}
+	}
+	h.Observe(d)
+}
+
+// TaskNamer is a call's result that names the task the agent answered
+// with (a send's), for the call's span.
+type TaskNamer interface{ AnsweredTaskID() string }
+
+// endCallSpan ends a call's span with the task id its answer named.
+func endCallSpan(span trace.Span, v any, err error) {
+	if span == nil {
+		return
+	}
+	id := ""
+	switch t := v.(type) {
+	case *a2a.Task:
+		if t != nil {
+			id = t.ID
+		}
+	case TaskNamer:
+		id = t.AnsweredTaskID()
+	}
+	tracing.EndCall(span, id, outcome(err), err)
+}
+
+// op names a call for its span: a read that renews a lease is a renewal.
+func (c Call) op() string {
+	switch {
+	case c.Kind == KindGet && c.leased:
+		return "renewal"
+	case c.Kind == KindGet:
+		return "read"
+	}
+	return string(c.Kind)
 }
 
 func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Send(ctx, req)
-	c.observe("SendMessage", start, err)
+	c.observe(ctx, "SendMessage", start, err)
 	return t, err
 }
 
 func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Get(ctx, taskID, renewLease)
-	c.observe("GetTask", start, err)
+	c.observe(ctx, "GetTask", start, err)
 	if renewLease {
 		result := "ok"
 		if err != nil {
@@ -124,13 +172,13 @@ func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (
 func (c instrumented) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Cancel(ctx, taskID)
-	c.observe("CancelTask", start, err)
+	c.observe(ctx, "CancelTask", start, err)
 	return t, err
 }
 
 func (c instrumented) ListByContext(ctx context.Context, contextID string) ([]*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.ListByContext(ctx, contextID)
-	c.observe("ListTasks", start, err)
+	c.observe(ctx, "ListTasks", start, err)
 	return t, err
 }

@@ -14,6 +14,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tether-dev/tether/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -86,6 +89,10 @@ type Call struct {
 	Do func(ctx context.Context) (any, error)
 	// done, when set, receives the result instead of the result store.
 	done func(Result)
+	// Trace is the calling Delegation's span context (tracing.Of); the
+	// call's span is its child. TaskID names the task, when known.
+	Trace  trace.SpanContext
+	TaskID string
 	// due and leased: a scheduled read, when it was due and whether it
 	// renews a lease (for tether_scheduled_read_lateness_seconds).
 	due    time.Time
@@ -283,7 +290,10 @@ func (d *Dispatcher) run(q *pending) {
 		deadline = c.NotAfter
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, span := tracing.StartCall(ctx, tracing.Call{Parent: c.Trace, Op: c.op(), Agent: c.Agent.String(),
+		Delegation: c.Delegation.String(), TaskID: c.TaskID})
 	v, err := c.Do(ctx)
+	endCallSpan(span, v, err)
 	cancel()
 	res := Result{Value: v, Err: err, Queued: q.queued, Finished: time.Now()}
 	d.mu.Lock()

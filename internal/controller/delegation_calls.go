@@ -22,6 +22,7 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // AgentConnector is the agent I/O layer's client builder, under the name
@@ -47,6 +48,14 @@ const busyAfter = 2 * time.Second
 
 // sendOutcome is the result of a KindSend call: a task that was sent,
 // adopted or found by a look-up, or what the look-up learnt.
+// AnsweredTaskID names the task for the send's span (agentio.TaskNamer).
+func (o sendOutcome) AnsweredTaskID() string {
+	if o.task == nil {
+		return ""
+	}
+	return o.task.ID
+}
+
 type sendOutcome struct {
 	task *a2a.Task
 	// lookedUp: the call looked an earlier send up and sent nothing.
@@ -83,7 +92,10 @@ func (r *DelegationReconciler) newCall(d *v1alpha1.Delegation, agent *v1alpha1.A
 // newCallWith: with forCancel the client survives the Agent's Secrets.
 func (r *DelegationReconciler) newCallWith(d *v1alpha1.Delegation, agent *v1alpha1.Agent, kind agentio.Kind, forCancel bool,
 	do func(context.Context, a2a.Client) (any, error)) agentio.Call {
-	c := agentio.Call{Key: callKey(d, kind), Agent: types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}}
+	c := agentio.Call{Key: callKey(d, kind), Agent: types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}, TaskID: d.Status.TaskID}
+	if tracing.On() {
+		c.Trace, _ = tracing.Of(context.Background(), r.Client, d)
+	}
 	if agent.Spec.MaxConcurrentCalls != nil {
 		c.PoolSize = int(*agent.Spec.MaxConcurrentCalls)
 	}

@@ -137,8 +137,9 @@ func TestReleaseRecipe(t *testing.T) {
 	g.Expect(archive).NotTo(BeNil())
 	g.Expect(krew["url_template"]).To(HaveSuffix("/{{ .ArtifactName }}"))
 
-	var extra []string
-	for _, f := range list(cfg["release"].(map[string]any)["extra_files"]) {
+	files := list(cfg["release"].(map[string]any)["extra_files"])
+	extra := make([]string, 0, len(files))
+	for _, f := range files {
 		extra = append(extra, f["glob"].(string))
 	}
 	g.Expect(extra).To(ConsistOf("dist/install.yaml", "dist/tether-crds.yaml"))
@@ -214,8 +215,8 @@ func list(v any) []map[string]any {
 }
 
 func toStrings(v any) []string {
-	var out []string
 	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
 	for _, i := range items {
 		out = append(out, i.(string))
 	}

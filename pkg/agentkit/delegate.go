@@ -25,6 +25,8 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
+
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 type delegationKey struct{}
@@ -191,6 +193,10 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 			ParentRef: &v1alpha1.LocalRef{Name: parent.Name},
 			Message:   &v1alpha1.Message{Text: req.Text},
 		},
+	}
+	if tp := tracing.Annotate(ctx); tp != "" {
+		// The child's span continues this task's (the operator reads it).
+		child.Annotations = map[string]string{tracing.TraceparentAnnotation: tp}
 	}
 	if len(req.Budget) > 0 {
 		child.Spec.Budget = &v1alpha1.BudgetSpec{Meters: req.Budget}

@@ -56,6 +56,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if d, ok := delegationOf(ec); ok {
 			ctx = withDelegation(ctx, d)
 		}
+		ctx, span := startTaskSpan(ctx, ec)
+		defer span.End()
 
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)

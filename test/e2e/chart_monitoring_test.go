@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -178,4 +179,28 @@ func exportedMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	return out
+}
+
+func TestChartTracingSetsTheOTELEnvironment(t *testing.T) {
+	g := NewWithT(t)
+	d := decode[appsv1.Deployment](t, renderChart(t).one(t, "Deployment", "tether"))
+	g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(BeEmpty(), "off by default")
+
+	d = decode[appsv1.Deployment](t, renderChart(t, "tracing.enabled=true", "tracing.endpoint=http://otel-collector.observability:4317",
+		"tracing.sampler=parentbased_traceidratio", "tracing.samplerArg=0.1").one(t, "Deployment", "tether"))
+	env := map[string]string{}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	g.Expect(env).To(Equal(map[string]string{
+		"OTEL_TRACES_EXPORTER":               "otlp",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://otel-collector.observability:4317",
+		"OTEL_EXPORTER_OTLP_TRACES_INSECURE": "false",
+		"OTEL_SERVICE_NAME":                  "tether",
+		"OTEL_TRACES_SAMPLER":                "parentbased_traceidratio",
+		"OTEL_TRACES_SAMPLER_ARG":            "0.1",
+	}))
+	out, err := runHelm(t, "template", "tether", chartDir, "--set", "tracing.enabled=true")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("tracing.endpoint is required"))
 }

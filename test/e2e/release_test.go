@@ -111,7 +111,7 @@ func chartDefaultDenyCIDRs(t *testing.T) []*net.IPNet {
 		if !ok {
 			continue
 		}
-		for _, c := range strings.Split(list, ",") {
+		for c := range strings.SplitSeq(list, ",") {
 			_, n, err := net.ParseCIDR(c)
 			if err != nil {
 				t.Fatalf("the chart passes %s: %v", arg, err)
