@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -32,9 +33,8 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
-	"github.com/tether-dev/tether/internal/version"
-
 	"github.com/tether-dev/tether/internal/tracing"
+	"github.com/tether-dev/tether/internal/version"
 )
 
 var scheme = runtime.NewScheme()
@@ -152,7 +152,10 @@ func run(f flags) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 
-	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics,
+		// OpenMetrics to scrapers that ask for it: the only format that
+		// carries the call histogram's exemplars (trace ids).
+		HandlerOpts: []func(*promhttp.HandlerOpts){func(o *promhttp.HandlerOpts) { o.EnableOpenMetrics = true }}}
 	if !f.enableHTTP2 {
 		// HTTP/2 stream cancellation and rapid reset CVEs: HTTP/1.1 only.
 		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}

@@ -23,7 +23,6 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
-
 	"github.com/tether-dev/tether/internal/tracing"
 )
 
