@@ -91,21 +91,10 @@ type instrumented struct {
 	agent string
 }
 
-// outcome classifies a call's error as the metrics and the spans name it.
-func outcome(err error) string {
-	switch {
-	case a2a.IsRefused(err):
-		return "refused"
-	case err != nil:
-		return "transport"
-	}
-	return "ok"
-}
-
 // observe records a call's duration; a sampled span's trace id becomes the
 // observation's exemplar, linking a slow call in a dashboard to its trace.
 func (c instrumented) observe(ctx context.Context, method string, start time.Time, err error) {
-	h := a2aRequestDuration.WithLabelValues(method, c.agent, outcome(err))
+	h := a2aRequestDuration.WithLabelValues(method, c.agent, metricOutcome(err))
 	d := time.Since(start).Seconds()
 	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
 		if e, ok := h.(prometheus.ExemplarObserver); ok {
@@ -116,25 +105,16 @@ func (c instrumented) observe(ctx context.Context, method string, start time.Tim
 	h.Observe(d)
 }
 
-// TaskNamer is a call's result that names the task the agent answered
-// with (a send's), for the call's span.
-type TaskNamer interface{ AnsweredTaskID() string }
-
 // endCallSpan ends a call's span with the task id its answer named.
-func endCallSpan(span trace.Span, v any, err error) {
+func endCallSpan(span trace.Span, res Answer) {
 	if span == nil {
 		return
 	}
-	id := ""
-	switch t := v.(type) {
-	case *a2a.Task:
-		if t != nil {
-			id = t.ID
-		}
-	case TaskNamer:
-		id = t.AnsweredTaskID()
+	id := res.TaskID
+	if res.Task != nil {
+		id = res.Task.ID
 	}
-	tracing.EndCall(span, id, outcome(err), err)
+	tracing.EndCall(span, id, metricOutcome(res.Err), res.Err)
 }
 
 // op names a call for its span: a read that renews a lease is a renewal.
