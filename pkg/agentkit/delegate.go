@@ -147,7 +147,10 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 	}
 	if tp := tracing.Annotate(ctx); tp != "" {
 		// The child's span continues this task's (the operator reads it).
-		child.Annotations = map[string]string{tracing.TraceparentAnnotation: tp}
+		if child.Annotations == nil {
+			child.Annotations = map[string]string{}
+		}
+		child.Annotations[tracing.TraceparentAnnotation] = tp
 	}
 	if len(req.Budget) > 0 {
 		child.Spec.Budget = &v1alpha1.BudgetSpec{Meters: req.Budget}
