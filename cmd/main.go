@@ -7,6 +7,7 @@ SPDX-License-Identifier: Apache-2.0
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -32,6 +34,7 @@ import (
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
 	"github.com/tether-dev/tether/internal/shard"
+	"github.com/tether-dev/tether/internal/tracing"
 	"github.com/tether-dev/tether/internal/version"
 )
 
@@ -160,7 +163,10 @@ func run(f flags) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 
-	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics,
+		// OpenMetrics to scrapers that ask for it: the only format that
+		// carries the call histogram's exemplars (trace ids).
+		HandlerOpts: []func(*promhttp.HandlerOpts){func(o *promhttp.HandlerOpts) { o.EnableOpenMetrics = true }}}
 	if !f.enableHTTP2 {
 		// HTTP/2 stream cancellation and rapid reset CVEs: HTTP/1.1 only.
 		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
@@ -248,7 +254,17 @@ func run(f flags) error {
 			return err
 		}
 	}
-	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces)
+	// Traces only when the OTEL_* environment asks for them (docs/operations.md#tracing).
+	stopTracing, err := tracing.Setup(ctx, "tether-operator")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(flush)
+	}()
+	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces, "tracing", tracing.On())
 	return mgr.Start(ctx)
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Field indexes that let a change to one object requeue the objects naming it.
@@ -228,6 +229,9 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 		return err
 	}
 	r.recordTransition(s.base, d)
+	if !s.base.Status.Phase.Settled() && d.Status.Phase.Settled() {
+		tracing.RecordSettled(ctx, r.Client, d)
+	}
 	s.base = d.DeepCopy()
 	s.raw = d.DeepCopy()
 	return nil

@@ -127,7 +127,7 @@ func run(m *testing.M) (int, error) {
 
 // installHelm installs the pinned helm into bin/ unless it is there already.
 func installHelm() error {
-	cmd := exec.Command(filepath.Join(repoRoot, "hack", "go-install.sh"), helmBin, "helm.sh/helm/v3/cmd/helm", helmVersion)
+	cmd := exec.Command(filepath.Join(repoRoot, "hack", "install-helm.sh"), helmBin, helmVersion)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("installing helm: %w\n%s", err, out)
