@@ -7,12 +7,22 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
 import type { Meters } from './budget.js';
-import { verifyClaim } from './claim.js';
+import { verifyClaim, type ClaimedAgent, type ClaimedDelegation } from './claim.js';
 import { currentTask, type TaskScope } from './scope.js';
 
 const GROUP = 'delegation.tether.dev';
 const VERSION = 'v1alpha1';
 const PLURAL = 'delegations';
+
+/**
+ * Marks a child Delegation agentkit created, with the parent's UID and the
+ * child's key ("<uid>/<key>"): a retried delegate() accepts an existing
+ * child only with this mark and the spec it would create.
+ */
+export const ANNOTATION_CHILD = 'delegation.tether.dev/agentkit-child';
+
+/** How many hex digits of the hash of parent and key end a child's name (40 bits). */
+const CHILD_HASH_LENGTH = 10;
 
 /** A child task. */
 export interface DelegateRequest {
@@ -54,9 +64,9 @@ export interface Outcome {
 }
 
 /** A Delegation as the API server returns it (the fields read here). */
-interface DelegationObject {
-  metadata?: { name?: string; namespace?: string; uid?: string };
-  spec?: { parentRef?: { name?: string }; agentRef?: { name?: string } };
+interface DelegationObject extends ClaimedDelegation {
+  metadata?: { name?: string; namespace?: string; uid?: string; deletionTimestamp?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown> & { cancel?: boolean; detach?: boolean; agentRef?: { name?: string } };
   status?: {
     phase?: string;
     taskID?: string;
@@ -72,7 +82,12 @@ interface DelegationObject {
   };
 }
 
-/** The name delegate() gives the child with this key (the Go agentkit's ChildName). */
+/**
+ * The name delegate() gives the child with this key, the same as the Go
+ * agentkit's ChildName: the parent's name and the key made name-safe, then
+ * a hash over both. The hash keeps keys that read alike ("a_b", "a-b") and
+ * different splits of parent and key apart, and long names distinct.
+ */
 export function childName(parent: string, key: string): string {
   let k = '';
   for (const ch of key) {
@@ -81,14 +96,13 @@ export function childName(parent: string, key: string): string {
     else k += '-';
   }
   k = k.replace(/^-+|-+$/g, '');
-  let name = `${parent}-${k}`;
-  // Stay a valid label value (63), which tools commonly need; a hash keeps
-  // long names distinct.
-  if (Buffer.byteLength(name) > 63) {
-    const sum = createHash('sha256').update(`${parent}/${key}`).digest('hex');
-    name = `${Buffer.from(name).subarray(0, 54).toString().replace(/[-.]+$/, '')}-${sum.slice(0, 8)}`;
-  }
-  return name;
+  // "/" is in no Delegation name, so parent and key cannot run together.
+  const hash = createHash('sha256').update(`${parent}/${key}`).digest('hex').slice(0, CHILD_HASH_LENGTH);
+  // Stay a valid label value (63), which tools commonly need.
+  let prefix = `${parent}-${k}`;
+  const limit = 63 - 1 - CHILD_HASH_LENGTH;
+  if (Buffer.byteLength(prefix) > limit) prefix = Buffer.from(prefix).subarray(0, limit).toString();
+  return `${prefix.replace(/[-.]+$/, '')}-${hash}`;
 }
 
 function api(kc: KubeConfig): CustomObjectsApi {
@@ -99,9 +113,75 @@ async function getDelegation(kc: KubeConfig, namespace: string, name: string): P
   return (await api(kc).getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as DelegationObject;
 }
 
-/** Go-style duration text the API accepts for metav1.Duration. */
-function duration(ms: number): string {
-  return `${ms / 1000}s`;
+/** Reads an object; undefined when it does not exist. */
+async function getOrNone<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof ApiException && err.code === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Steps 2 to 4 of the claim check: reads the claimed Delegation and its
+ * Agent, and returns the Delegation when the claim holds.
+ */
+async function prove(kc: KubeConfig, scope: TaskScope): Promise<DelegationObject> {
+  const claim = scope.delegation!;
+  const what = `${claim.namespace}/${claim.name}`;
+  let d: DelegationObject | undefined;
+  let agent: ClaimedAgent | undefined;
+  try {
+    d = await getOrNone(() => getDelegation(kc, claim.namespace, claim.name));
+    const agentName = d?.spec?.agentRef?.name;
+    if (agentName) {
+      agent = await getOrNone(
+        async () =>
+          (await api(kc).getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: claim.namespace, plural: 'agents', name: agentName })) as ClaimedAgent,
+      );
+    }
+  } catch (err) {
+    throw new Error(`reading the task's Delegation ${what} and its Agent: ${describe(err)}`, { cause: err });
+  }
+  verifyClaim(claim, d, agent, scope.origins);
+  return d!;
+}
+
+/** The text of a duration as Go's time.Duration writes it (what the Go agentkit sends). */
+export function goDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const sec = ((ms % 60_000) / 1000).toString();
+  if (h > 0) return `${h}h${m}m${sec}s`;
+  if (m > 0) return `${m}m${sec}s`;
+  return `${sec}s`;
+}
+
+/**
+ * Compares specs as the API server stores them: defaults filled in, and
+ * absent, empty and zero values alike.
+ */
+function sameSpec(want: Record<string, unknown>, got: Record<string, unknown> | undefined): boolean {
+  const norm = (v: unknown): unknown => {
+    if (Array.isArray(v)) {
+      const a = v.map(norm);
+      return a.length === 0 ? undefined : a;
+    }
+    if (v !== null && typeof v === 'object') {
+      const o: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) {
+        const n = norm((v as Record<string, unknown>)[k]);
+        if (n !== undefined) o[k] = n;
+      }
+      return Object.keys(o).length === 0 ? undefined : o;
+    }
+    return v === '' || v === 0 || v === false || v === null ? undefined : v;
+  };
+  const withDefaults = (s: Record<string, unknown> | undefined) => ({ parentClosePolicy: 'Cancel', ...s });
+  return JSON.stringify(norm(withDefaults(want))) === JSON.stringify(norm(withDefaults(got)));
 }
 
 /**
@@ -124,12 +204,7 @@ export async function delegateAsync(kc: KubeConfig, req: DelegateRequest, scope 
   if (!req.key || !req.agent) throw new Error('delegate: key and agent are required');
   let parent: DelegationObject;
   try {
-    parent = await getDelegation(kc, claim.namespace, claim.name);
-  } catch (err) {
-    throw new Error(`delegate: reading the task's Delegation ${claim.namespace}/${claim.name}: ${describe(err)}`);
-  }
-  try {
-    verifyClaim(claim, parent);
+    parent = await prove(kc, scope);
   } catch (err) {
     throw new Error(`delegate: ${describe(err)}`, { cause: err });
   }
@@ -148,11 +223,12 @@ export async function delegateAsync(kc: KubeConfig, req: DelegateRequest, scope 
   };
   if (req.skill) spec['skill'] = req.skill;
   if (req.budget && Object.keys(req.budget).length > 0) spec['budget'] = { meters: req.budget };
-  if (req.timeoutMs && req.timeoutMs > 0) spec['timeout'] = duration(req.timeoutMs);
-  if (req.leaseMs && req.leaseMs > 0) spec['lease'] = { ttl: duration(req.leaseMs) };
-  const body = { apiVersion: `${GROUP}/${VERSION}`, kind: 'Delegation', metadata: { namespace, name }, spec };
+  if (req.timeoutMs && req.timeoutMs > 0) spec['timeout'] = goDuration(req.timeoutMs);
+  if (req.leaseMs && req.leaseMs > 0) spec['lease'] = { ttl: goDuration(req.leaseMs) };
+  const annotations = { [ANNOTATION_CHILD]: `${parent.metadata?.uid ?? ''}/${req.key}` };
+  const body = { apiVersion: `${GROUP}/${VERSION}`, kind: 'Delegation', metadata: { namespace, name, annotations }, spec };
   try {
-    await createOrFind(kc, body, claim.name);
+    await createOrFind(kc, body);
   } catch (err) {
     scope.budget.release(name);
     throw new Error(`delegate ${name}: ${describe(err)}`, { cause: err });
@@ -160,8 +236,24 @@ export async function delegateAsync(kc: KubeConfig, req: DelegateRequest, scope 
   return { namespace, name };
 }
 
-/** Creates the child, or accepts the one a previous call created. */
-async function createOrFind(kc: KubeConfig, body: { metadata: { namespace: string; name: string } }, parent: string): Promise<void> {
+/**
+ * Thrown by delegate() when the child's name is held by an object agentkit
+ * did not create for this parent and key, or with another spec. Nothing is
+ * held for it.
+ */
+export class ChildNameTakenError extends Error {
+  override name = 'ChildNameTakenError';
+}
+
+/**
+ * Creates the child, or accepts the one a previous call created: marked by
+ * agentkit for the same parent and key, with the same spec. Anyone who may
+ * create Delegations in the namespace could have taken the name first.
+ */
+async function createOrFind(
+  kc: KubeConfig,
+  body: { metadata: { namespace: string; name: string; annotations: Record<string, string> }; spec: Record<string, unknown> },
+): Promise<void> {
   const { namespace, name } = body.metadata;
   try {
     await api(kc).createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body });
@@ -170,7 +262,10 @@ async function createOrFind(kc: KubeConfig, body: { metadata: { namespace: strin
     if (!(err instanceof ApiException) || err.code !== 409) throw err;
   }
   const existing = await getDelegation(kc, namespace, name);
-  if (existing.spec?.parentRef?.name !== parent) throw new Error('it exists and belongs to another parent');
+  if (existing.metadata?.annotations?.[ANNOTATION_CHILD] !== body.metadata.annotations[ANNOTATION_CHILD]) {
+    throw new ChildNameTakenError("the child's name is taken: it was not created by agentkit for this parent and key");
+  }
+  if (!sameSpec(body.spec, existing.spec)) throw new ChildNameTakenError("the child's name is taken: it exists with another spec");
 }
 
 const SETTLED = new Set(['Succeeded', 'Failed', 'Canceled', 'Detached']);

@@ -255,7 +255,9 @@ export class KitExecutor implements AgentExecutor {
         run.failBudget(requestContext, 'budget deadline passed before the task started');
         return;
       }
-      const scope: TaskScope = { taskId, contextId, budget, delegation: delegationOf(requestContext), signal: run.abort.signal };
+      const scope: TaskScope = { taskId, contextId, budget, origins: kit.origins, signal: run.abort.signal };
+      const claim = delegationOf(requestContext);
+      if (claim) scope.delegation = claim;
       const work = runInScope(scope, () => this.inner.execute(requestContext, busFor(run), scope));
       work.catch(() => {}); // its outcome is read below; a late rejection after a stop is not unhandled
       try {

@@ -57,16 +57,19 @@ export class KitRequestHandler implements A2ARequestHandler {
 
   async getTask(params: Params<'getTask'>, context: ServerCallContext): Promise<Task> {
     // A renewal is a GetTask that activates the lease extension; a plain
-    // GetTask renews nothing.
-    if (extensionRequested(context, LEASE_EXTENSION_URI)) {
-      context.addActivatedExtension(LEASE_EXTENSION_URI);
+    // GetTask renews nothing. It renews once the task store answered, so
+    // only a caller that may read the task renews it.
+    const renew = extensionRequested(context, LEASE_EXTENSION_URI);
+    if (renew) context.addActivatedExtension(LEASE_EXTENSION_URI);
+    const task = await this.inner.getTask(params, context);
+    if (renew) {
       try {
-        await this.kit.leases.renew(params.id, this.kit.now());
+        await this.kit.leases.renew(task.id, this.kit.now());
       } catch (err) {
-        this.kit.logger.warn(`lease renewal of ${params.id} failed: ${String(err)}`);
+        this.kit.logger.warn(`lease renewal of ${task.id} failed: ${String(err)}`);
       }
     }
-    return this.stamp(await this.inner.getTask(params, context));
+    return this.stamp(task);
   }
 
   async cancelTask(params: Params<'cancelTask'>, context: ServerCallContext): Promise<Task> {

@@ -20,10 +20,22 @@ export {
 } from './executor.js';
 export { KitRequestHandler } from './handler.js';
 export { Kit, type KitOptions, type Logger } from './kit.js';
-export { ClaimNotProvenError, messageIdOf, verifyClaim, type ClaimedDelegation } from './claim.js';
+export {
+  ClaimNotProvenError,
+  claimRefusal,
+  messageIdOf,
+  origin,
+  originsOf,
+  verifyClaim,
+  type ClaimedAgent,
+  type ClaimedDelegation,
+} from './claim.js';
 export { JSONRPC_PATH, LEGACY_JSONRPC_PATH, serve, type ServeOptions, type Served } from './server.js';
 export {
+  ANNOTATION_CHILD,
+  ChildNameTakenError,
   childName,
+  goDuration,
   delegate,
   delegateAsync,
   waitFor,

@@ -11,6 +11,7 @@ import { KitExecutor, type KitAgentExecutor } from './executor.js';
 import { KitRequestHandler } from './handler.js';
 import { leaseRequest, MemoryLeaseStore, type Lease, type LeaseStore } from './lease.js';
 import { asObject } from './meta.js';
+import { originsOf } from './claim.js';
 
 /** Where the kit writes what it does; console by default. */
 export interface Logger {
@@ -25,6 +26,13 @@ export interface KitOptions {
   leaseStore?: LeaseStore;
   /** How often lapsed leases are looked for, in milliseconds (default 1000). */
   sweepIntervalMs?: number;
+  /**
+   * The origins (scheme://host[:port]) under which the operator reaches this
+   * agent: every URL Agents use for it. A claim is proven only for a
+   * Delegation whose Agent's endpoint is at one of them. serve() defaults to
+   * the origin of the card's URL; a URL that is not http(s) is ignored.
+   */
+  origins?: string[];
   /** The clock, in milliseconds since the epoch (tests move it). */
   now?: () => number;
   logger?: Logger;
@@ -47,6 +55,8 @@ export class Kit {
   readonly sweepIntervalMs: number;
   readonly now: () => number;
   readonly logger: Logger;
+  /** The agent's own origins, normalised as the claim check compares them. */
+  origins: string[];
 
   private readonly budgets = new Map<string, Budget>();
   private readonly contexts = new Map<string, string>();
@@ -57,6 +67,7 @@ export class Kit {
     this.sweepIntervalMs = opts.sweepIntervalMs && opts.sweepIntervalMs > 0 ? opts.sweepIntervalMs : 1000;
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? consoleLogger;
+    this.origins = originsOf(opts.origins ?? []);
   }
 
   /**

@@ -26,8 +26,13 @@ export interface TaskScope {
   contextId: string;
   /** The task's budget: charge it before spending. */
   budget: Budget;
-  /** The Delegation the task came from, as its metadata claims; undefined when none. */
+  /** The Delegation the task came from, as its message claims; undefined when none. */
   delegation?: DelegationClaim;
+  /**
+   * The agent's own origins (scheme://host:port): delegate() proves a claim
+   * only for a Delegation whose Agent's endpoint is at one of them.
+   */
+  origins: readonly string[];
   /**
    * Aborted when the task is cancelled (by a client, or because its lease
    * lapsed) or its budget deadline passes. Stop working when it fires.

@@ -12,6 +12,7 @@ import express from 'express';
 import type { KitAgentExecutor } from './executor.js';
 import { Kit, type KitOptions } from './kit.js';
 import type { KitRequestHandler } from './handler.js';
+import { originsOf } from './claim.js';
 
 /** Paths the bindings are served on, relative to the base URL. */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -61,6 +62,10 @@ export async function serve(
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   const url = (opts.publicUrl || `http://${shownHost}:${port}`).replace(/\/$/, '');
+
+  // A request's Host is whatever the caller wrote: the origins come from
+  // the options or the URL the card names, never from a request.
+  if (kit.origins.length === 0) kit.origins = originsOf([url]);
 
   const extensions = [...(card.capabilities?.extensions ?? [])];
   for (const e of kit.extensions()) if (!extensions.some((x) => x.uri === e.uri)) extensions.push(e);
