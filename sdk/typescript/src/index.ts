@@ -42,3 +42,9 @@ export {
   type DelegateRequest,
   type Outcome,
 } from './delegate.js';
+
+// What an agent built on the kit needs from the SDKs, so it depends on one
+// copy of each (the kit's).
+export { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+export { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
+export { KubeConfig } from '@kubernetes/client-node';
