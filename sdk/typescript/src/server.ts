@@ -33,6 +33,8 @@ export interface ServeOptions extends KitOptions {
 export interface Served {
   /** The base URL the card names. */
   url: string;
+  /** The address the server listens on (differs from url behind a proxy). */
+  listening: string;
   kit: Kit;
   handler: KitRequestHandler;
   server: http.Server;
@@ -61,7 +63,8 @@ export async function serve(
   });
   const { port } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  const url = (opts.publicUrl || `http://${shownHost}:${port}`).replace(/\/$/, '');
+  const listening = `http://${shownHost}:${port}`;
+  const url = (opts.publicUrl || listening).replace(/\/$/, '');
 
   // A request's Host is whatever the caller wrote: the origins come from
   // the options or the URL the card names, never from a request.
@@ -92,6 +95,7 @@ export async function serve(
 
   return {
     url,
+    listening,
     kit,
     handler,
     server,

@@ -182,7 +182,8 @@ const served = await serve(
   },
 );
 log(`origins for the claim check: ${served.kit.origins.join(', ') || '(none)'}`);
-console.log(`listening on ${served.url}`);
+log(`card names ${served.url}`);
+console.log(`listening on ${served.listening}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => void served.close().then(() => process.exit(0)));
