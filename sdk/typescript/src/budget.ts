@@ -182,9 +182,12 @@ export class Budget {
     this.holds.delete(child);
   }
 
-  /** Whether there is anything to report: a grant or some spend. */
+  /**
+   * Whether there is anything to report: a grant (meters, or a deadline
+   * alone: the client asked for a report either way) or some spend.
+   */
   reports(): boolean {
-    return this.limited || Object.keys(this.spentMeters).length > 0;
+    return this.limited || this.deadline !== undefined || Object.keys(this.spentMeters).length > 0;
   }
 
   /** The wire form carried by every status update; empty maps are left out. */
