@@ -3,12 +3,14 @@
 
 // ts-worker: an A2A agent on tether's TypeScript agentkit. It honours the
 // lease and budget extensions and delegates through child Delegations.
-// What a task does is chosen by its message text:
+// What a task does is chosen by how its message text starts:
 //   "wait"                    runs until cancelled (or its lease lapses, or its deadline passes)
+//   "input"                   asks for input; a reply to the same task completes it with "got: <reply>"
 //   "spend N"                 charges N tokens to its budget, then completes with "spent N tokens"
 //   "delegate AGENT TEXT..."  creates a child Delegation to the Agent AGENT with TEXT, waits for it,
 //                             and completes with what the child answered
 //   else                      completes with an artifact "echo: <text>"
+// (the words kubectl tether check-agent sends by default).
 //
 // Flags (or environment variables):
 //   --port       PORT        port to listen on (default 0: any free port)
@@ -86,7 +88,16 @@ function artifact(rc: RequestContext, text: string) {
 
 const worker: KitAgentExecutor = {
   async execute(rc: RequestContext, bus: ExecutionEventBus, scope: TaskScope) {
-    const text = textOf(rc);
+    const text = textOf(rc).trim();
+    if (rc.task) {
+      // A reply to a task that asked for input. Every execute call publishes
+      // the task first, follow-ups included.
+      log(`task ${rc.taskId} reply received: ${JSON.stringify(text)}`);
+      bus.publish(AgentEvent.task({ ...rc.task, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: new Date().toISOString() } }));
+      bus.publish(artifact(rc, `got: ${text}`));
+      bus.publish(statusEvent(rc.taskId, rc.contextId, TaskState.TASK_STATE_COMPLETED));
+      return;
+    }
     const claim = scope.delegation ? ` for Delegation ${scope.delegation.namespace}/${scope.delegation.name}` : '';
     log(`task ${rc.taskId} received${claim} (message ${rc.userMessage.messageId}): ${JSON.stringify(text)}`);
     bus.publish(
@@ -100,41 +111,39 @@ const worker: KitAgentExecutor = {
       }),
     );
     bus.publish(statusEvent(rc.taskId, rc.contextId, TaskState.TASK_STATE_WORKING));
-    const [verb = '', ...rest] = text.trim().split(/\s+/);
+    const [, ...rest] = text.split(/\s+/);
     let result: string;
-    switch (verb) {
-      case 'wait':
-        // The kit aborts the signal on cancel, lapse and deadline, and writes the final state.
-        await new Promise((resolve) => scope.signal.addEventListener('abort', resolve, { once: true }));
+    if (text.startsWith('wait')) {
+      // The kit aborts the signal on cancel, lapse and deadline, and writes the final state.
+      await new Promise((resolve) => scope.signal.addEventListener('abort', resolve, { once: true }));
+      return;
+    } else if (text.startsWith('input')) {
+      bus.publish(statusEvent(rc.taskId, rc.contextId, TaskState.TASK_STATE_INPUT_REQUIRED, agentMessage(rc.taskId, rc.contextId, 'which colour?')));
+      return;
+    } else if (text.startsWith('spend ')) {
+      const n = Number(rest[0]);
+      scope.budget.charge('tokens', n); // throws BudgetExhaustedError when it would overspend
+      result = `spent ${n} tokens`;
+    } else if (text.startsWith('delegate ')) {
+      const [agent = '', ...words] = rest;
+      const tokens = Number(opts.budget);
+      try {
+        const out = await delegate(kubeConfig(), {
+          key: 'child',
+          agent,
+          text: words.join(' '),
+          ...(tokens > 0 ? { budget: { tokens } } : {}),
+        });
+        log(`task ${rc.taskId} child ${out.name} ended ${out.phase}`);
+        result = `child ${out.name} ${out.phase}: ${out.text ?? out.message ?? ''}`;
+      } catch (err) {
+        if (scope.signal.aborted || err instanceof BudgetExhaustedError) throw err;
+        log(`task ${rc.taskId} could not delegate: ${err instanceof Error ? err.message : String(err)}`);
+        bus.publish(failEvent(rc.taskId, rc.contextId, 'PolicyRefusal', err instanceof Error ? err.message : String(err)));
         return;
-      case 'spend': {
-        const n = Number(rest[0]);
-        scope.budget.charge('tokens', n); // throws BudgetExhaustedError when it would overspend
-        result = `spent ${n} tokens`;
-        break;
       }
-      case 'delegate': {
-        const [agent = '', ...words] = rest;
-        const tokens = Number(opts.budget);
-        try {
-          const out = await delegate(kubeConfig(), {
-            key: 'child',
-            agent,
-            text: words.join(' '),
-            ...(tokens > 0 ? { budget: { tokens } } : {}),
-          });
-          log(`task ${rc.taskId} child ${out.name} ended ${out.phase}`);
-          result = `child ${out.name} ${out.phase}: ${out.text ?? out.message ?? ''}`;
-        } catch (err) {
-          if (scope.signal.aborted || err instanceof BudgetExhaustedError) throw err;
-          log(`task ${rc.taskId} could not delegate: ${err instanceof Error ? err.message : String(err)}`);
-          bus.publish(failEvent(rc.taskId, rc.contextId, 'PolicyRefusal', err instanceof Error ? err.message : String(err)));
-          return;
-        }
-        break;
-      }
-      default:
-        result = `echo: ${text}`;
+    } else {
+      result = `echo: ${text}`;
     }
     bus.publish(artifact(rc, result));
     bus.publish(statusEvent(rc.taskId, rc.contextId, TaskState.TASK_STATE_COMPLETED, agentMessage(rc.taskId, rc.contextId, result)));
