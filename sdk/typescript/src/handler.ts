@@ -47,9 +47,15 @@ export class KitRequestHandler implements A2ARequestHandler {
     return 'id' in result && 'status' in result ? this.stamp(result) : result;
   }
 
-  async *sendMessageStream(params: Params<'sendMessageStream'>, context: ServerCallContext): Result<'sendMessageStream'> {
+  // Not a generator itself: a refusal is thrown at the call, so the
+  // transport answers it as an error instead of opening a stream.
+  sendMessageStream(params: Params<'sendMessageStream'>, context: ServerCallContext): Result<'sendMessageStream'> {
     this.checkSend(params, context);
-    for await (const ev of this.inner.sendMessageStream(params, context)) {
+    return this.stampStream(this.inner.sendMessageStream(params, context));
+  }
+
+  private async *stampStream(events: Result<'sendMessageStream'>): Result<'sendMessageStream'> {
+    for await (const ev of events) {
       if (ev.payload?.$case === 'task') await this.stamp(ev.payload.value);
       yield ev;
     }

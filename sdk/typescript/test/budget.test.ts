@@ -101,6 +101,14 @@ describe('budget extension on the wire', () => {
     );
   });
 
+  it('refuses a streaming send with bad data as an error answer, opening no stream', async () => {
+    const n = a.seen.executed.length;
+    const answers = await a.rpc.stream('SendStreamingMessage', send('spend 1 tokens', budget({ meters: { tokens: 1.5 } })));
+    assert.equal(answers.opened, false, `a stream was opened: ${JSON.stringify(answers)}`);
+    assert.equal(answers[0].error?.code, -32602, JSON.stringify(answers));
+    assert.equal(a.seen.executed.length, n);
+  });
+
   it('puts the report on the settling status message too', async () => {
     const ans = await a.rpc.call('SendMessage', { ...send('throw-exhausted', budget({ meters: { tokens: 10 } })), configuration: {} });
     const task = ans.result.task;

@@ -154,8 +154,12 @@ export class Client {
     return { ...body, headers: res.headers };
   }
 
-  /** A streaming call read to its end: the JSON-RPC answers of its server-sent events. */
-  async stream(method: string, params: unknown, extensions: string[] = []): Promise<any[]> {
+  /**
+   * A streaming call read to its end: the JSON-RPC answers of its
+   * server-sent events, or the one plain answer when no stream was opened
+   * (then opened is false).
+   */
+  async stream(method: string, params: unknown, extensions: string[] = []): Promise<any[] & { opened?: boolean }> {
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...this.headers };
     if (extensions.length > 0) headers[this.extensionHeader] = extensions.join(', ');
     const res = await fetch(this.url, {
@@ -164,10 +168,12 @@ export class Client {
       body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
     });
     const text = await res.text();
+    if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return Object.assign([JSON.parse(text)], { opened: false });
     return text
       .split('\n')
       .filter((l) => l.startsWith('data:'))
-      .map((l) => JSON.parse(l.slice(5)));
+      .map((l) => JSON.parse(l.slice(5)))
+      .concat() as any[] & { opened?: boolean };
   }
 }
 
