@@ -12,6 +12,8 @@ package interop
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
@@ -208,4 +210,23 @@ func TestTSAgentRefusesAClaimItCannotProve(t *testing.T) {
 	list := &v1alpha1.DelegationList{}
 	e.g.Expect(kube.List(context.Background(), list, client.InNamespace(e.ns))).To(Succeed())
 	e.g.Expect(list.Items).To(HaveLen(1), "a child was created for an unproven claim")
+}
+
+// A child's name already held by a Delegation the kit did not create (no
+// ownership mark) is not taken over: delegate() fails and the squatter is
+// left as it was.
+func TestTSAgentDoesNotAcceptASquattedChildName(t *testing.T) {
+	e := setupTS(t)
+	sum := sha256.Sum256([]byte("orch/child"))
+	name := "orch-child-" + hex.EncodeToString(sum[:])[:10] // the kits' child name for parent orch, key child
+	e.create(e.tsTask(name, "wait"))
+	e.waitRunning(name)
+
+	e.create(e.tsTask("orch", "delegate "+tsAgentName+" wait"))
+	d := e.waitPhase("orch", v1alpha1.PhaseFailed)
+	e.g.Expect(d.Status.Outcome).NotTo(BeNil())
+	e.g.Expect(d.Status.Outcome.Message).To(ContainSubstring("the child's name is taken"))
+	squatter := e.get(name)
+	e.g.Expect(squatter.Spec.ParentRef).To(BeNil())
+	e.g.Expect(squatter.Status.Phase).To(Equal(v1alpha1.PhaseRunning))
 }
