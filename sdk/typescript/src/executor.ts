@@ -104,6 +104,13 @@ class Run {
   private stop!: () => void;
   /** Resolves when the kit stops the run (cancel or deadline). */
   readonly stopped = new Promise<void>((resolve) => (this.stop = resolve));
+  /** Called once a cancel of this run wrote the task's final state. */
+  finishCancel!: () => void;
+  /**
+   * Resolves once a cancel wrote the final state: the execution must not end
+   * before that, or the SDK would close the task's event bus under it.
+   */
+  readonly cancelFinished = new Promise<void>((resolve) => (this.finishCancel = resolve));
 
   constructor(
     readonly kit: Kit,
@@ -273,6 +280,7 @@ export class KitExecutor implements AgentExecutor {
         }
       }
       const stoppedBy = run.abort.signal.reason;
+      if (stoppedBy instanceof CanceledError) await run.cancelFinished;
       if (stoppedBy instanceof DeadlineError) {
         if (!run.closed) run.failBudget(requestContext, 'budget deadline passed');
       } else if (stoppedBy instanceof CanceledError) {
@@ -302,6 +310,15 @@ export class KitExecutor implements AgentExecutor {
     const run = new Run(kit, taskId, contextId, eventBus, kit.budget(taskId) ?? Budget.unlimited(), undefined, true);
     kit.logger.info(`task ${taskId} cancel requested${reason ? ` (${reason})` : ''}`);
     executing?.halt(new CanceledError('task canceled'));
+    try {
+      await this.cancel(taskId, contextId, reason, run);
+    } finally {
+      if (executing) executing.closed = true; // the agent's own later events would follow a terminal state
+      executing?.finishCancel();
+    }
+  };
+
+  private async cancel(taskId: string, contextId: string, reason: string | undefined, run: Run): Promise<void> {
     const cancelBus: ExecutionEventBus = {
       ...busFor(run),
       publish(ev) {
@@ -312,9 +329,8 @@ export class KitExecutor implements AgentExecutor {
       },
     };
     if (this.inner.cancelTask) await this.inner.cancelTask(taskId, cancelBus);
-    if (executing) executing.closed = true; // the agent's own later events would follow a terminal state
     if (!run.settled) {
       run.publish(statusEvent(taskId, contextId, TaskState.TASK_STATE_CANCELED, reason ? agentMessage(taskId, contextId, reason) : undefined));
     }
-  };
+  }
 }

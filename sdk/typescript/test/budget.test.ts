@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { BUDGET_EXTENSION_URI, Budget, BudgetExhaustedError, DeadlineError, budgetRequest } from '../src/index.js';
+import { TaskState } from '@a2a-js/sdk';
+import type { ExecutionEventBus } from '@a2a-js/sdk/server';
+
+import { BUDGET_EXTENSION_URI, Budget, BudgetExhaustedError, DeadlineError, budgetRequest, statusEvent } from '../src/index.js';
 import { eventually, send, startTestAgent, testAgent, waitState, type TestAgent } from './helpers.js';
 
 const budget = (v: unknown) => ({ [BUDGET_EXTENSION_URI]: v });
@@ -178,6 +181,28 @@ describe('cancel', () => {
     assert.equal(c.result?.status?.state, 'TASK_STATE_CANCELED', JSON.stringify(c));
     assert.ok(a.seen.cancelled.includes(id));
     await eventually(() => a.seen.aborted.has(id), 'the signal');
+  });
+
+  it('ends the task Canceled when the agent cancels slowly and its work returns at once', async () => {
+    const b = await startTestAgent({}, (seen) => {
+      const { execute } = testAgent(seen);
+      return {
+        execute,
+        async cancelTask(taskId: string, bus: ExecutionEventBus) {
+          await new Promise((r) => setTimeout(r, 100)); // the work has returned on the signal by now
+          bus.publish(statusEvent(taskId, '', TaskState.TASK_STATE_CANCELED));
+        },
+      };
+    });
+    try {
+      const ans = await b.rpc.call('SendMessage', send('wait'));
+      const id = ans.result.task.id;
+      await waitState(b.rpc, id, 'TASK_STATE_WORKING');
+      const c = await b.rpc.call('CancelTask', { id });
+      assert.equal(c.result?.status?.state, 'TASK_STATE_CANCELED', JSON.stringify(c));
+    } finally {
+      await b.close();
+    }
   });
 
   it('ends the task Canceled for an agent without cancelTask', async () => {
