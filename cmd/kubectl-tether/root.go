@@ -128,6 +128,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newCancelCommand(o),
 		newWaitCommand(o),
 		newEventsCommand(o),
+		newUICommand(o),
 		newVersionCommand(o),
 	)
 	return root
