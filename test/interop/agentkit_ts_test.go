@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,7 +173,9 @@ func TestTSAgentDelegatesAChildThatIsCancelledWithItsParent(t *testing.T) {
 	e.g.Expect(child.Name).To(MatchRegexp(`^orch-child-[0-9a-f]{10}$`))
 	e.g.Expect(child.Annotations).To(HaveKeyWithValue("delegation.tether.dev/agentkit-child", string(orch.UID)+"/child"))
 	e.g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: tsAgentName}))
-	e.g.Expect(child.OwnerReferences).To(ContainElement(HaveField("UID", orch.UID)), "the operator owns the child by its parent")
+	// The operator sets the ownerReference after the agent created the child.
+	e.g.Eventually(func() []metav1.OwnerReference { return e.get(child.Name).OwnerReferences }, eventually, tick).
+		Should(ContainElement(HaveField("UID", orch.UID)), "the operator owns the child by its parent")
 
 	childTask := e.waitRunning(child.Name).Status.TaskID
 	e.waitLogged("task " + childTask + " received for Delegation " + e.ns + "/" + child.Name)
@@ -207,6 +210,7 @@ func TestTSAgentRefusesAClaimItCannotProve(t *testing.T) {
 		g.Expect(got.State).To(Equal(a2a.StateFailed))
 	}, eventually, tick).Should(Succeed())
 	e.g.Expect(got.StatusText).To(ContainSubstring("is not the named Delegation's"))
+	e.waitWarning("victim", "ClaimNotProven")
 
 	list := &v1alpha1.DelegationList{}
 	e.g.Expect(kube.List(context.Background(), list, client.InNamespace(e.ns))).To(Succeed())
@@ -227,7 +231,22 @@ func TestTSAgentDoesNotAcceptASquattedChildName(t *testing.T) {
 	d := e.waitPhase("orch", v1alpha1.PhaseFailed)
 	e.g.Expect(d.Status.Outcome).NotTo(BeNil())
 	e.g.Expect(d.Status.Outcome.Message).To(ContainSubstring("the child's name is taken"))
+	e.waitWarning("orch", "ChildNameTaken")
 	squatter := e.get(name)
 	e.g.Expect(squatter.Spec.ParentRef).To(BeNil())
 	e.g.Expect(squatter.Status.Phase).To(Equal(v1alpha1.PhaseRunning))
+}
+
+// waitWarning waits for a Warning Event with reason on the Delegation name,
+// as the TypeScript agentkit records it.
+func (e *env) waitWarning(name, reason string) {
+	e.t.Helper()
+	e.g.Eventually(func(g Gomega) {
+		list := &eventsv1.EventList{}
+		g.Expect(kube.List(context.Background(), list, client.InNamespace(e.ns))).To(Succeed())
+		g.Expect(list.Items).To(ContainElement(And(
+			HaveField("Reason", reason), HaveField("Type", corev1.EventTypeWarning),
+			HaveField("Regarding.Kind", "Delegation"), HaveField("Regarding.Name", name),
+			HaveField("ReportingController", "tether.dev/agentkit"))))
+	}, eventually, tick).Should(Succeed(), "no %s Warning Event on %s", reason, name)
 }

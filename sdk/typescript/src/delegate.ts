@@ -2,12 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, EventsV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 
 import type { Meters } from './budget.js';
-import { verifyClaim, type ClaimedAgent, type ClaimedDelegation } from './claim.js';
+import { ClaimNotProvenError, claimRefusal, type ClaimedAgent, type ClaimedDelegation } from './claim.js';
 import { currentTask, type TaskScope } from './scope.js';
 
 const GROUP = 'delegation.tether.dev';
@@ -144,8 +145,45 @@ async function prove(kc: KubeConfig, scope: TaskScope): Promise<DelegationObject
   } catch (err) {
     throw new Error(`reading the task's Delegation ${what} and its Agent: ${describe(err)}`, { cause: err });
   }
-  verifyClaim(claim, d, agent, scope.origins);
-  return d!;
+  const { reason, sentHere } = d ? claimRefusal(claim, d, agent, scope.origins) : { reason: 'it does not exist', sentHere: false };
+  if (reason === '') return d!;
+  const err = new ClaimNotProvenError(`the task is not the named Delegation's: it claims Delegation ${what}, which ${reason}`);
+  // Only a Delegation sent to this very agent is its to report on: a
+  // forwarder must not write Events into another namespace.
+  if (sentHere && d) await warn(kc, scope, d, 'ClaimNotProven', err.message);
+  throw err;
+}
+
+/**
+ * Records a Warning Event on a Delegation when the kit records Events;
+ * a failure to record is not the caller's error.
+ */
+async function warn(kc: KubeConfig, scope: TaskScope, d: DelegationObject, reason: string, note: string): Promise<void> {
+  if (!scope.recordEvents) return;
+  const namespace = d.metadata?.namespace ?? scope.delegation?.namespace ?? '';
+  const name = d.metadata?.name ?? '';
+  try {
+    await kc.makeApiClient(EventsV1Api).createNamespacedEvent({
+      namespace,
+      body: {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        // Named as client-go names Events: the object's name and the time in hex.
+        metadata: { name: `${name}.${(BigInt(Date.now()) * 1_000_000n + BigInt(process.hrtime()[1] % 1_000_000)).toString(16)}`, namespace },
+        eventTime: new V1MicroTime(),
+        reportingController: 'tether.dev/agentkit',
+        reportingInstance: hostname().slice(0, 128),
+        action: 'Delegate',
+        reason,
+        type: 'Warning',
+        note: note.slice(0, 1024),
+        regarding: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Delegation', namespace, name, uid: d.metadata?.uid ?? '' },
+      },
+    });
+  } catch (err) {
+    // Events are best effort, as the Go kit's recorder: said, not thrown.
+    console.warn(`${new Date().toISOString()} recording ${reason} on Delegation ${namespace}/${name} failed: ${describe(err)}`);
+  }
 }
 
 /** The text of a duration as Go's time.Duration writes it (what the Go agentkit sends). */
@@ -231,6 +269,7 @@ export async function delegateAsync(kc: KubeConfig, req: DelegateRequest, scope 
     await createOrFind(kc, body);
   } catch (err) {
     scope.budget.release(name);
+    if (err instanceof ChildNameTakenError) await warn(kc, scope, parent, 'ChildNameTaken', `child ${name}: ${err.message}`);
     throw new Error(`delegate ${name}: ${describe(err)}`, { cause: err });
   }
   return { namespace, name };

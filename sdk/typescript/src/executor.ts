@@ -262,7 +262,7 @@ export class KitExecutor implements AgentExecutor {
         run.failBudget(requestContext, 'budget deadline passed before the task started');
         return;
       }
-      const scope: TaskScope = { taskId, contextId, budget, origins: kit.origins, signal: run.abort.signal };
+      const scope: TaskScope = { taskId, contextId, budget, origins: kit.origins, recordEvents: kit.recordEvents, signal: run.abort.signal };
       const claim = delegationOf(requestContext);
       if (claim) scope.delegation = claim;
       const work = runInScope(scope, () => this.inner.execute(requestContext, busFor(run), scope));

@@ -33,6 +33,13 @@ export interface KitOptions {
    * the origin of the card's URL; a URL that is not http(s) is ignored.
    */
   origins?: string[];
+  /**
+   * Record a Warning Event (events.k8s.io) on a Delegation sent to this agent
+   * when delegate() refuses a claim on it (reason ClaimNotProven) or a child
+   * name it needs is taken (ChildNameTaken). The agent's identity then needs
+   * create on events.k8s.io events. Default false.
+   */
+  recordEvents?: boolean;
   /** The clock, in milliseconds since the epoch (tests move it). */
   now?: () => number;
   logger?: Logger;
@@ -57,6 +64,7 @@ export class Kit {
   readonly logger: Logger;
   /** The agent's own origins, normalised as the claim check compares them. */
   origins: string[];
+  readonly recordEvents: boolean;
 
   private readonly budgets = new Map<string, Budget>();
   private readonly contexts = new Map<string, string>();
@@ -68,6 +76,7 @@ export class Kit {
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? consoleLogger;
     this.origins = originsOf(opts.origins ?? []);
+    this.recordEvents = opts.recordEvents ?? false;
   }
 
   /**

@@ -34,6 +34,12 @@ export interface TaskScope {
    */
   origins: readonly string[];
   /**
+   * Whether delegate() records a Warning Event on a Delegation sent to this
+   * agent when a claim on it is refused, or a child name it needs is taken
+   * (the kit's recordEvents option).
+   */
+  recordEvents?: boolean;
+  /**
    * Aborted when the task is cancelled (by a client, or because its lease
    * lapsed) or its budget deadline passes. Stop working when it fires.
    */

@@ -20,7 +20,8 @@
 //   --origin     ORIGINS     further origins Agents reach this agent under (comma-separated)
 //   --budget     CHILD_BUDGET tokens granted to a delegated child (default 0: none)
 // The Kubernetes client for delegate() reads KUBECONFIG or the in-cluster
-// service account.
+// service account (get on delegations and agents, create on delegations and
+// on events.k8s.io events).
 //
 // Prints "listening on <url>" when ready and one line per task received,
 // child created and task cancelled.
@@ -188,6 +189,8 @@ const served = await serve(
     port: Number(opts.port),
     publicUrl: opts['public-url'],
     origins: [opts['public-url'], ...opts.origin.split(',')].filter((o): o is string => !!o),
+    // A refused claim or a taken child name shows on the Delegation as a Warning Event.
+    recordEvents: true,
   },
 );
 log(`origins for the claim check: ${served.kit.origins.join(', ') || '(none)'}`);
