@@ -130,6 +130,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newEventsCommand(o),
 		newUICommand(o),
 		newVersionCommand(o),
+		newCheckAgentCommand(o),
 	)
 	return root
 }

@@ -263,5 +263,3 @@ func statusMeta(task *a2a.Task) map[string]any {
 	}
 	return task.Status.Message.Metadata
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

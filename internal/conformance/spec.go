@@ -27,6 +27,7 @@ const (
 	SchemaBudgetRequest     = "budget-v1.request.schema.json"
 	SchemaBudgetReport      = "budget-v1.status-update.schema.json"
 	SchemaFailureClass      = "failure-class.schema.json"
+	SchemaVectorFile        = "vector-file.schema.json"
 	vectorFormat            = "tether-extension-vectors/v1"
 	defaultMaxTTLSeconds    = 3600.0
 	schemasDir, vectorsDir  = "schemas", "vectors"

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/tether-dev/tether/docs/extensions"
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
@@ -26,7 +28,26 @@ func TestEverySchemaCompiles(t *testing.T) {
 	names, err := SchemaNames()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(names).To(ConsistOf(SchemaLeaseRequest, SchemaLeaseAnswer, SchemaLeaseCardParams,
-		SchemaBudgetRequest, SchemaBudgetReport, SchemaFailureClass))
+		SchemaBudgetRequest, SchemaBudgetReport, SchemaFailureClass, SchemaVectorFile))
+}
+
+// Every vector file keeps the documented format (vector-file.schema.json),
+// so implementations in other languages can read them without this code.
+func TestVectorFilesKeepTheirFormat(t *testing.T) {
+	g := NewWithT(t)
+	entries, err := fs.ReadDir(extensions.Files, vectorsDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(entries).NotTo(BeEmpty())
+	for _, e := range entries {
+		raw, err := fs.ReadFile(extensions.Files, vectorsDir+"/"+e.Name())
+		g.Expect(err).NotTo(HaveOccurred())
+		var doc any
+		g.Expect(json.Unmarshal(raw, &doc)).To(Succeed(), e.Name())
+		g.Expect(Validate(SchemaVectorFile, doc)).To(Succeed(), e.Name())
+	}
+	g.Expect(Validate(SchemaVectorFile, map[string]any{"format": "tether-extension-vectors/v1",
+		"extension": "https://tether.dev/a2a/ext/lease/v1", "vectors": []any{map[string]any{"name": "x", "kind": "sned", "expect": map[string]any{}}}})).
+		NotTo(Succeed(), "a misspelt kind is caught")
 }
 
 func TestSchemasTellValidFromInvalid(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/tether-dev/tether/docs/extensions"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -218,3 +219,5 @@ func nonZero(m map[string]int64) map[string]int64 {
 	}
 	return out
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
