@@ -140,9 +140,14 @@ describe('the card', () => {
   });
 });
 
+const validVectorFile = schema('vector-file');
+
 for (const f of vectorFiles) {
-  assert.equal(f.format, 'tether-extension-vectors/v1', f.file);
   describe(`vectors ${f.file}`, () => {
+    it('is a vector file as its schema describes it', () => {
+      const { file: _file, ...content } = f;
+      validVectorFile(content, f.file);
+    });
     for (const v of f.vectors) {
       it(v.name, async () => {
         const { agent: a, clock, charges } = await agentFor(v);
