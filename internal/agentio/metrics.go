@@ -71,14 +71,7 @@ type instrumented struct {
 }
 
 func (c instrumented) observe(method string, start time.Time, err error) {
-	outcome := "ok"
-	switch {
-	case a2a.IsRefused(err):
-		outcome = "refused"
-	case err != nil:
-		outcome = "transport"
-	}
-	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
+	a2aRequestDuration.WithLabelValues(method, c.agent, metricOutcome(err)).Observe(time.Since(start).Seconds())
 }
 
 func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
