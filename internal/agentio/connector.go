@@ -37,6 +37,8 @@ type Connector struct {
 	DenyCIDRs []*net.IPNet
 	// AllowCIDRs, when set, are the only agent addresses allowed.
 	AllowCIDRs []*net.IPNet
+	// OwnAddresses are the operator's own addresses, always denied.
+	OwnAddresses []a2a.DeniedAddress
 	// MaxResponseBytes bounds every response from an agent.
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
@@ -63,7 +65,7 @@ func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant 
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
-	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs, OwnAddresses: c.OwnAddresses}
 	if agent.Spec.RequestTimeout != nil {
 		opts.Timeout = agent.Spec.RequestTimeout.Duration
 	}
