@@ -282,6 +282,10 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		case strings.HasPrefix(text, "fail-long"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(strings.Repeat("é", 5000)))), nil)
+		case strings.HasPrefix(text, "fail-escapes"):
+			// An OSC 52 clipboard write, a screen clear and a right-to-left override.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
+				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("\x1b]52;c;aGk=\x07it\x1b[2J broke\u202e"))), nil)
 		case strings.HasPrefix(text, "fail"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("it broke"))), nil)
