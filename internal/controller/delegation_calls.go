@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,6 +56,18 @@ type sendOutcome struct {
 	listed bool
 	// lookupErr: the look-up failed; it may work later.
 	lookupErr error
+	// sent are the terms the request carried; the status record is taken
+	// from them, not from the object at the time the answer is applied
+	// (its send marker may have been removed, spec.timeout changed).
+	sent sentTerms
+}
+
+// sentTerms are what a send was made under.
+type sentTerms struct {
+	// marker is the send marker the request was made after.
+	marker *metav1.Time
+	// deadline is the deadline the agent was given.
+	deadline *metav1.Time
 }
 
 // cancelOutcome is the result of a KindCancel call.
@@ -127,10 +140,11 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 	req := r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID)))
 	uid, ownContext, lease := string(s.d.UID), s.d.Spec.Message != nil && s.d.Spec.Message.ContextID != "", s.d.Spec.Lease != nil
 	canList := agentCanList(s.agent)
+	sent := sentTerms{marker: s.d.Status.SendStarted.DeepCopy(), deadline: s.d.Status.Deadline.DeepCopy()}
 	c := r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		if lookUp {
 			t, listed, err := lookUpSent(ctx, c, canList, req.ContextID, uid, ownContext)
-			out := sendOutcome{lookedUp: true, listed: listed, lookupErr: err, task: t}
+			out := sendOutcome{lookedUp: true, listed: listed, lookupErr: err, task: t, sent: sent}
 			if t != nil {
 				// ListTasks answers without artifacts: read the task in full.
 				full, err := c.Get(ctx, t.ID, lease)
@@ -142,19 +156,20 @@ func (r *DelegationReconciler) dispatchSend(s *scope, lookUp bool) {
 			return out, nil
 		}
 		t, err := c.Send(ctx, req)
-		return sendOutcome{task: t}, err
+		return sendOutcome{task: t, sent: sent}, err
 	})
-	if lookUp {
-		// A look-up that could not even be made (no client: a Secret
-		// missing) is a failed look-up, never taken for a failed send.
-		do := c.Do
-		c.Do = func(ctx context.Context) (any, error) {
-			v, err := do(ctx)
-			if v == nil {
-				return sendOutcome{lookedUp: true, listed: true, lookupErr: err}, nil
-			}
+	do := c.Do
+	c.Do = func(ctx context.Context) (any, error) {
+		v, err := do(ctx)
+		if v != nil {
 			return v, err
 		}
+		if lookUp {
+			// A look-up that could not even be made (no client: a Secret
+			// missing) is a failed look-up, never taken for a failed send.
+			return sendOutcome{lookedUp: true, listed: true, lookupErr: err, sent: sent}, nil
+		}
+		return sendOutcome{sent: sent}, err
 	}
 	r.Calls.Submit(urgent(c))
 }

@@ -79,10 +79,14 @@ func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Resul
 func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
+	out, _ := res.Value.(sendOutcome)
+	recordSentTerms(st, out.sent)
 	if st.StartTime == nil {
 		r.markStarted(s)
+		if out.sent.deadline != nil {
+			st.Deadline = out.sent.deadline.DeepCopy() // what the agent was told
+		}
 	}
-	out, _ := res.Value.(sendOutcome)
 	switch {
 	case spec.TaskID != "":
 		if res.Err != nil {

@@ -57,6 +57,9 @@ type testAgent struct {
 	// dropReplies makes the agent take this many replies and then drop the
 	// connection instead of answering.
 	dropReplies atomic.Int32
+	// holdSends, while set, holds every first message until the channel is
+	// closed (the call is recorded first): a send whose answer is on its way.
+	holdSends atomic.Pointer[chan struct{}]
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -158,6 +161,13 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if ta.hang.Load() {
 			<-r.Context().Done()
 			return
+		}
+		if held := ta.holdSends.Load(); held != nil && req.Method == "SendMessage" && req.Params.Message.TaskID == "" {
+			select {
+			case <-*held:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		if d := time.Duration(ta.slowGets.Load()); req.Method == "GetTask" && d > 0 {
 			time.Sleep(d)
