@@ -157,7 +157,7 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 		if err != nil {
 			return nil, err
 		}
-		c.store(key, instrumented{Client: raw, agent: agent.Namespace + "/" + agent.Name})
+		c.store(key, instrumented{Client: raw, agent: agentLabelValue(agent.Namespace, agent.Name)})
 		return nil, nil
 	})
 	if err != nil {

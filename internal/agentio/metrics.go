@@ -42,6 +42,16 @@ func init() {
 	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks)
 }
 
+// ForgetAgent removes the series of an Agent that is gone: Agent names
+// are chosen by tenants, and series of Agents that no longer exist would
+// otherwise add up without bound. (The pool gauges are read at scrape time
+// from the pools that exist.)
+func ForgetAgent(namespace, name string) {
+	a2aRequestDuration.DeletePartialMatch(prometheus.Labels{agentLabel: agentLabelValue(namespace, name)})
+}
+
+func agentLabelValue(namespace, name string) string { return namespace + "/" + name }
+
 // poolCollector reports every pool's load at scrape time.
 type poolCollector struct{ d *Dispatcher }
 

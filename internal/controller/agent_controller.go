@@ -63,6 +63,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	log := logf.FromContext(ctx)
 	var agent v1alpha1.Agent
 	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
+		if apierrors.IsNotFound(err) {
+			agentio.ForgetAgent(req.Namespace, req.Name) // its series go with it
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if done, res, err := r.reconcileFinalizer(ctx, &agent); done || err != nil {
