@@ -41,7 +41,7 @@ const (
 	// first ones by name); MaxMeterNameLength bounds a meter name, longer
 	// ones are dropped.
 	MaxReportedMeters  = 32
-	MaxMeterNameLength = 253
+	MaxMeterNameLength = 63 // as admission allows in spec.budget.meters
 	// MaxArtifacts is how many artifacts of a task are decoded.
 	MaxArtifacts = 64
 	// MaxErrorTextBytes bounds the text of an error built from an answer
