@@ -85,7 +85,9 @@ func TestSecurityDocListsExactlyTheOperatorsRules(t *testing.T) {
 			}
 		}
 	}
-	key := func(a, b rbacGrant) int { return strings.Compare(a.group+"/"+a.resource+"/"+a.verb, b.group+"/"+b.resource+"/"+b.verb) }
+	key := func(a, b rbacGrant) int {
+		return strings.Compare(a.group+"/"+a.resource+"/"+a.verb, b.group+"/"+b.resource+"/"+b.verb)
+	}
 	slices.SortFunc(doc, key)
 	slices.SortFunc(chart, key)
 	g.Expect(doc).To(Equal(chart), "docs/security.md's table against the chart's tether-manager ClusterRole")
