@@ -53,10 +53,18 @@ verify: ## Regenerate everything generated and fail if it differs from what is c
 
 .PHONY: test
 test: verify vet ## Run every test on a real local control plane (builds it on first use).
+	@hack/chromium.sh
 	@assets="$$(hack/control-plane.sh)"; \
 	echo "running tests (control plane from $$assets)"; \
 	KUBEBUILDER_ASSETS="$$assets" go test ./... -count=1 -timeout 20m
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+.PHONY: ui-screenshots
+ui-screenshots: ## Take the screenshots of `kubectl tether ui` in docs/images with headless Chromium (installs it if missing).
+	@hack/chromium.sh
+	@assets="$$(hack/control-plane.sh)"; \
+	KUBEBUILDER_ASSETS="$$assets" TETHER_UI_SCREENSHOTS="$(CURDIR)/docs/images" \
+		go test ./cmd/kubectl-tether/ -run '^TestClusterUIInABrowser$$' -count=1 -v | grep -E 'screenshot:|^(ok|FAIL|---)'
 
 .PHONY: bench
 bench: ## Measure the operator beside floors on a local control plane; table, CSV and chart in bin/bench (or BENCH_OUT).

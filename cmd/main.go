@@ -205,6 +205,10 @@ func run(f flags) error {
 	if err := agents.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	// Only Agents with spec.conformance.check reach it.
+	if err := (&controller.AgentConformanceReconciler{Client: mgr.GetClient(), Connector: connector}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	push, err := pushReceiver(f, mgr)
 	if err != nil {
 		return err

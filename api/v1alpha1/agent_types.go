@@ -127,6 +127,44 @@ type AgentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="cardRefreshInterval must be at least 1s"
 	// +optional
 	CardRefreshInterval *metav1.Duration `json:"cardRefreshInterval,omitempty"`
+	// conformance asks the operator to run the conformance check (what
+	// kubectl tether check-agent runs) against the agent and report it as the
+	// Conformant condition. Off unless set: the check sends the agent tasks
+	// of its own (message ids starting with tether-check-) and cancels them.
+	// +optional
+	Conformance *AgentConformance `json:"conformance,omitempty"`
+}
+
+// AgentConformance configures the conformance check of an Agent.
+type AgentConformance struct {
+	// check turns the check on.
+	Check bool `json:"check"`
+	// interval is how often the check runs again; it also runs when the
+	// Agent's spec changes. Default 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="conformance.interval must be at least 1m"
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// AgentConformanceStatus is the result of the last conformance check.
+type AgentConformanceStatus struct {
+	// lastCheckTime is when the last check ended.
+	// +optional
+	LastCheckTime *metav1.Time `json:"lastCheckTime,omitempty"`
+	// observedGeneration is the Agent generation the check ran for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// failed are the ids of the MUST checks that failed (the first 32).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	// +optional
+	Failed []string `json:"failed,omitempty"`
+	// summary counts the results, or says why the check could not run.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Summary string `json:"summary,omitempty"`
 }
 
 // AgentSkill is one skill the agent card advertises.
@@ -193,7 +231,13 @@ type AgentStatus struct {
 	// observedGeneration is the generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Ready is True when the card was read and an interface chosen.
+	// conformance is the result of the last conformance check, when
+	// spec.conformance.check asks for one.
+	// +optional
+	Conformance *AgentConformanceStatus `json:"conformance,omitempty"`
+	// conditions: Ready is True when the card was read and an interface
+	// chosen; Conformant (only with spec.conformance.check) is True when the
+	// last conformance check passed every MUST.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8

@@ -12,50 +12,11 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/version"
 )
-
-func newTreeCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "tree [NAME]",
-		Short: "Draw the delegation tree under NAME (every tree without NAME)",
-		Example: `  kubectl tether tree research
-  kubectl tether tree -A -o wide
-  kubectl tether tree research -o yaml`,
-		Args:              rangeArgs(0, 1),
-		ValidArgsFunction: completeDelegations(o),
-	}
-	return o.listing(cmd, treeCmd)
-}
-
-func treeCmd(ctx context.Context, e *env, args []string) error {
-	list := &v1alpha1.DelegationList{}
-	if err := e.c.List(ctx, list, client.InNamespace(e.listNamespace())); err != nil {
-		return err
-	}
-	tops := roots(list.Items)
-	if len(args) == 1 {
-		tops = named(list.Items, args[0])
-		if len(tops) == 0 {
-			return fmt.Errorf("delegation %q not found %s", args[0], e.where())
-		}
-	}
-	children := childrenByParent(list.Items)
-	if !e.output.human() {
-		return e.output.printObject(delegationList(treeOrder(tops, children)), e.stdout)
-	}
-	if len(tops) == 0 {
-		fmt.Fprintf(e.stderr, "No Delegations %s.\n", e.where())
-		return nil
-	}
-	v := treeView{now: e.now, color: e.color, wide: e.output.wide(), namespaces: e.allNamespaces}
-	_, err := io.WriteString(e.stdout, v.render(tops, children))
-	return err
-}
 
 // where names the namespace a listing looked in, for messages.
 func (e *env) where() string {

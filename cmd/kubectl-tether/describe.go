@@ -22,12 +22,9 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 
 	field("Name", d.Name)
 	field("Namespace", d.Namespace)
-	agent := "(group)"
-	if d.Spec.AgentRef != nil {
-		agent = d.Spec.AgentRef.Name
-		if d.Spec.Skill != "" {
-			agent += " (skill " + d.Spec.Skill + ")"
-		}
+	agent := agentOf(d)
+	if d.Spec.AgentRef != nil && d.Spec.Skill != "" {
+		agent += " (skill " + d.Spec.Skill + ")"
 	}
 	field("Agent", agent)
 	field("Parent", orNone(parentName(d)))

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegationtree"
 )
 
 // addEventsToScheme adds what the plugin reads besides its own kinds: Events
@@ -69,10 +70,10 @@ func eventsCmd(ctx context.Context, e *env, args []string) error {
 	}
 	var items []eventsv1.Event
 	for _, ev := range events.Items {
-		r := ev.Regarding
-		if r.Kind != kindDelegation || r.APIVersion != v1alpha1.GroupVersion.String() {
+		if !delegationtree.IsAbout(&ev) {
 			continue
 		}
+		r := ev.Regarding
 		if members != nil && !members[treeKey(r.Namespace, r.Name)] {
 			continue
 		}
@@ -99,20 +100,8 @@ func eventsCmd(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// lastSeen is when an Event last happened: its series' last observation, its
-// eventTime, or for Events written through the core API their timestamps.
-func lastSeen(ev eventsv1.Event) time.Time {
-	switch {
-	case ev.Series != nil && !ev.Series.LastObservedTime.IsZero():
-		return ev.Series.LastObservedTime.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	case !ev.DeprecatedLastTimestamp.IsZero():
-		return ev.DeprecatedLastTimestamp.Time
-	default:
-		return ev.CreationTimestamp.Time
-	}
-}
+// lastSeen is when an Event last happened (delegationtree.EventTime).
+func lastSeen(ev eventsv1.Event) time.Time { return delegationtree.EventTime(&ev) }
 
 func renderEvents(items []eventsv1.Event, now time.Time, wide, namespaces bool) string {
 	header := []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}

@@ -92,6 +92,14 @@ func orNone(s string) string {
 	return s
 }
 
+// agentOf names the Delegation's Agent, or says it is a group.
+func agentOf(d *v1alpha1.Delegation) string {
+	if d.Spec.AgentRef == nil {
+		return "(group)"
+	}
+	return d.Spec.AgentRef.Name
+}
+
 func phaseOf(d *v1alpha1.Delegation) string {
 	return orNone(string(d.Status.Phase))
 }

@@ -4,7 +4,7 @@ SPDX-License-Identifier: Apache-2.0
 */
 
 // Command kubectl-tether is a kubectl plugin for tether Delegations: draw a
-// task tree, read a result, reply to a task that asks for input, cancel one,
+// task tree (once, live, as a graph, or in a local web view), read a result, reply to a task that asks for input, cancel one,
 // wait for a tree to settle, list its events, and describe its lease and
 // budget ledger. It takes kubectl's own connection flags (cli-runtime).
 package main

@@ -39,6 +39,12 @@ func TestRunRejectsBadCommandLinesBeforeConnecting(t *testing.T) {
 		{[]string{"wait", "a", "--all"}, 2},
 		{[]string{"wait", "a", "--timeout", "-1s"}, 2},
 		{[]string{"version", "extra"}, 2},
+		{[]string{"tree", "--watch", "-o", "yaml"}, 2},
+		{[]string{"tree", "--timeout", "1m"}, 2},
+		{[]string{"tree", "-o", "svg"}, 2},
+		{[]string{"events", "-o", "dot"}, 2},
+		{[]string{"ui", "extra"}, 2},
+		{[]string{"ui", "--port", "70000"}, 2},
 	}
 	for _, tc := range tests {
 		g := NewWithT(t)

@@ -23,6 +23,8 @@ import (
 // -o wide), or any of kubectl's printers (json, yaml, name, jsonpath, ...).
 type outputFlags struct {
 	print *genericclioptions.PrintFlags
+	// graphs allows -o dot and -o mermaid (tree only).
+	graphs bool
 }
 
 func addOutputFlags(cmd *cobra.Command) *outputFlags {
@@ -43,6 +45,18 @@ func (f *outputFlags) format() string {
 func (f *outputFlags) human() bool { return f.format() == "" || f.format() == "wide" }
 
 func (f *outputFlags) wide() bool { return f.format() == "wide" }
+
+// graph is "dot" or "mermaid" when the command draws graphs and one was asked for.
+func (f *outputFlags) graph() string {
+	if f == nil || !f.graphs {
+		return ""
+	}
+	switch format := f.format(); format {
+	case graphDot, graphMermaid:
+		return format
+	}
+	return ""
+}
 
 // printObject prints obj with the chosen machine-readable printer.
 func (f *outputFlags) printObject(obj runtime.Object, w io.Writer) error {
@@ -68,7 +82,7 @@ func (f *outputFlags) printObject(obj runtime.Object, w io.Writer) error {
 
 // validate refuses an unknown -o before anything is sent.
 func (f *outputFlags) validate() error {
-	if f.human() {
+	if f.human() || f.graph() != "" {
 		return nil
 	}
 	if _, err := f.print.ToPrinter(); err != nil {

@@ -128,7 +128,9 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newCancelCommand(o),
 		newWaitCommand(o),
 		newEventsCommand(o),
+		newUICommand(o),
 		newVersionCommand(o),
+		newCheckAgentCommand(o),
 	)
 	return root
 }

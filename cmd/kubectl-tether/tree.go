@@ -13,32 +13,14 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegationtree"
 )
 
 // kindDelegation is the kind of the objects the plugin draws.
 const kindDelegation = "Delegation"
 
-// parentName is the name of d's parent: spec.parentRef, or failing that a
-// Delegation ownerReference (objects created by tools that set the owner
-// directly), preferring the controller reference.
-func parentName(d *v1alpha1.Delegation) string {
-	if d.Spec.ParentRef != nil {
-		return d.Spec.ParentRef.Name
-	}
-	name := ""
-	for _, ref := range d.OwnerReferences {
-		if ref.Kind != kindDelegation || !strings.HasPrefix(ref.APIVersion, v1alpha1.GroupVersion.Group+"/") {
-			continue
-		}
-		if ref.Controller != nil && *ref.Controller {
-			return ref.Name
-		}
-		if name == "" {
-			name = ref.Name
-		}
-	}
-	return name
-}
+// parentName is the one parent rule of the plugin (delegationtree.ParentName).
+func parentName(d *v1alpha1.Delegation) string { return delegationtree.ParentName(d) }
 
 // childrenByParent groups Delegations under their parent's namespace/name
 // (treeKey), oldest first.
@@ -147,10 +129,7 @@ func (v treeView) render(roots []v1alpha1.Delegation, children map[string][]v1al
 }
 
 func (v treeView) row(d *v1alpha1.Delegation, branch string) []string {
-	agent := "(group)"
-	if d.Spec.AgentRef != nil {
-		agent = d.Spec.AgentRef.Name
-	}
+	agent := agentOf(d)
 	row := []string{
 		branch + escapeLine(d.Name),
 		phaseOf(d),
@@ -194,7 +173,7 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func treeKey(namespace, name string) string { return namespace + "/" + name }
+func treeKey(namespace, name string) string { return delegationtree.Key(namespace, name) }
 
 // budgetLeftSpent prints each meter as name=left/spent.
 func budgetLeftSpent(b *v1alpha1.BudgetStatus) string {

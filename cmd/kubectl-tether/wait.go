@@ -89,6 +89,11 @@ type waiter struct {
 	e    *env
 	name string // "" with --all
 	tree bool
+	// seen, when set, is given every state of the Delegations the watch
+	// delivers, before it is judged (tree --watch draws it).
+	seen func(items []v1alpha1.Delegation)
+	// quiet leaves out the closing report (tree --watch drew the tree instead).
+	quiet bool
 }
 
 // verdict is where one Delegation stands for wait.
@@ -188,6 +193,9 @@ func (w *waiter) run(ctx context.Context) error {
 		for _, obj := range objs {
 			items = append(items, *obj.(*v1alpha1.Delegation))
 		}
+		if w.seen != nil {
+			w.seen(items)
+		}
 		done, v, err := w.check(items)
 		worst = v
 		return done, err
@@ -211,7 +219,9 @@ func (w *waiter) run(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	w.report(store)
+	if !w.quiet {
+		w.report(store)
+	}
 	switch worst {
 	case failed:
 		return codedError{fmt.Errorf("%s did not succeed", w.subject()), exitWaitFailed}

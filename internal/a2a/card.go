@@ -36,6 +36,23 @@ const opResolveCard = "ResolveCard"
 // 0.3 JSON-RPC, then 0.3 HTTP+JSON; among equals the card's order (its preference) wins. The card
 // itself is always read over HTTP.
 func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
+	raw, err := readWireCard(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	card, err := cardFromWire(raw)
+	if err != nil {
+		return nil, localError(opResolveCard, ReasonUnsupported, err)
+	}
+	if err := checkCardOrigin(ep, card); err != nil {
+		return nil, originError(opResolveCard,
+			fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
+	}
+	return card, nil
+}
+
+// readWireCard reads and parses the agent card, either format.
+func readWireCard(ctx context.Context, ep Endpoint) (*a2a.AgentCard, error) {
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
 		return nil, endpointError(opResolveCard, err)
@@ -60,15 +77,7 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 		}
 		return nil, ci.wrap(opResolveCard, err)
 	}
-	card, err := cardFromWire(raw)
-	if err != nil {
-		return nil, localError(opResolveCard, ReasonUnsupported, err)
-	}
-	if err := checkCardOrigin(ep, card); err != nil {
-		return nil, originError(opResolveCard,
-			fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
-	}
-	return card, nil
+	return raw, nil
 }
 
 // cardFromWire keeps what the operator needs of a card, with the chosen interface.

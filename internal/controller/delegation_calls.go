@@ -185,6 +185,9 @@ func (r *DelegationReconciler) dispatchAdopt(s *scope) {
 	id, lease := s.d.Spec.TaskID, s.d.Spec.Lease != nil
 	r.Calls.Submit(urgent(r.newCall(s.d, s.agent, agentio.KindSend, func(ctx context.Context, c a2a.Client) (any, error) {
 		t, err := c.Get(ctx, id, lease)
+		if err == nil {
+			t = withSenderEvidence(ctx, c, t)
+		}
 		return sendOutcome{task: t}, err
 	})))
 }

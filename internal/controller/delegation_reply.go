@@ -43,6 +43,12 @@ func replyRequest(d *v1alpha1.Delegation, i int) a2a.SendRequest {
 			req.Metadata[k] = json.RawMessage(v.Raw)
 		}
 	}
+	// A reply carries the claim of the Delegation sending it, as the first
+	// message does: agents never take it from the task's history.
+	if req.Metadata == nil {
+		req.Metadata = map[string]any{}
+	}
+	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
 	return req
 }
 

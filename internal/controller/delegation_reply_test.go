@@ -21,7 +21,7 @@ func TestReplyRequestCarriesTheStructuredReply(t *testing.T) {
 	g := NewWithT(t)
 	const ext = "https://example.com/a2a/ext/tool-approval/v1"
 	d := &v1alpha1.Delegation{}
-	d.UID = "uid-1"
+	d.UID, d.Namespace, d.Name = "uid-1", "team", "asker"
 	d.Status.TaskID, d.Status.ContextID = "task-1", "ctx-1"
 	d.Spec.Replies = []v1alpha1.Reply{{Text: "first"}, {
 		Text:  "approved",
@@ -42,6 +42,10 @@ func TestReplyRequestCarriesTheStructuredReply(t *testing.T) {
 	g.Expect(req.Parts).To(HaveLen(1))
 	g.Expect(string(req.Parts[0].Data)).To(Equal(`{"ticket":42}`))
 	g.Expect(req.Extensions).To(Equal([]string{ext}))
-	g.Expect(req.Metadata).To(HaveLen(1), "the operator's reserved keys are never sent with a reply")
+	g.Expect(req.Metadata).To(HaveLen(2), "the operator's reserved keys are never taken from a reply")
 	g.Expect(req.Metadata[ext]).To(Equal(json.RawMessage(`{"decision":"approved"}`)))
+	g.Expect(req.Metadata).To(HaveKeyWithValue("https://tether.dev/a2a/delegation", "team/asker"),
+		"the claim is the operator's own, for the Delegation sending the reply")
+	g.Expect(replyRequest(d, 0).Metadata).To(Equal(map[string]any{"https://tether.dev/a2a/delegation": "team/asker"}),
+		"a reply without metadata carries the claim too")
 }

@@ -92,6 +92,9 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		if res.Err != nil {
 			return r.remoteError(ctx, s, res.Err)
 		}
+		if refused, err := r.refuseAdoption(ctx, s, out.task); refused || err != nil {
+			return ctrl.Result{}, err
+		}
 		st.TaskID, st.ContextID = out.task.ID, out.task.ContextID
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+out.task.ID))
 		return r.applyTask(ctx, s, out.task)

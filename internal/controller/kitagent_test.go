@@ -91,8 +91,14 @@ func newKitAgent(t *testing.T, exec a2asrv.AgentExecutor, opts ...agentkit.Optio
 		agentkit.WithMaxLeaseTTL(kitMaxTTL),
 		agentkit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	}, opts...)}
+	// The address comes first: the kit proves claims only for Delegations
+	// sent to its own origin.
+	ka.hs = httptest.NewUnstartedServer(http.HandlerFunc(ka.serve))
+	ka.hs.Start()
+	ka.opts = append(ka.opts, agentkit.WithOrigins(ka.hs.URL))
+	ka.mu.Lock()
 	ka.srv = ka.newServer()
-	ka.hs = httptest.NewServer(http.HandlerFunc(ka.serve))
+	ka.mu.Unlock()
 	t.Cleanup(ka.Close)
 	return ka
 }

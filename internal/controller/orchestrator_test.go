@@ -15,6 +15,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/examples/agents/sample"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/pkg/agentkit"
 )
 
 // An orchestrator agent fans out through agentkit.Delegate: the children it
@@ -65,7 +66,7 @@ func TestOrchestratorChargesTheRootWhatTheWorkersSpent(t *testing.T) {
 		e.g.Expect(workers.Sends(e.ns, c.Name)).To(HaveLen(1))
 		reported += ledger(&c).Reported[tokens]
 	}
-	e.g.Expect(root.Status.Result.Text).To(ContainSubstring("root-part-3: Succeeded"))
+	e.g.Expect(root.Status.Result.Text).To(ContainSubstring(agentkit.ChildName("root", "part-3") + ": Succeeded"))
 
 	b := ledger(root)
 	e.g.Expect(b.Charged).To(Equal(v1alpha1.Meters{tokens: reported}), "the root is charged what its workers reported")

@@ -218,12 +218,13 @@ func (b *Budget) report() tethera2a.BudgetReportMetadata {
 	return r
 }
 
-// reports says whether there is anything to report: a grant or some spend.
+// reports says whether there is anything to report: a grant (meters or a
+// deadline alone: the client asked for a report either way) or some spend.
 func (b *Budget) reports() bool {
 	if b == nil {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.limited || len(b.spent) > 0
+	return b.limited || !b.deadline.IsZero() || len(b.spent) > 0
 }

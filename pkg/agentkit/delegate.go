@@ -15,87 +15,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
-	tethera2a "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
 )
-
-type delegationKey struct{}
-
-// claim is what a task says about the Delegation that sent it, with the ids
-// that can prove it: the operator derives a task's first message id from the
-// Delegation's UID (internal/delegation.MessageID), and records the task id
-// in the Delegation's status.
-type claim struct {
-	key       types.NamespacedName
-	messageID string // the task's first message
-	taskID    string
-}
-
-// DelegationFrom returns the Delegation whose task the executor is working
-// on, as the message metadata names it; false when the task did not come
-// from the operator. The name is a claim: Delegate verifies it before it
-// creates anything.
-func DelegationFrom(ctx context.Context) (types.NamespacedName, bool) {
-	c, ok := ctx.Value(delegationKey{}).(claim)
-	return c.key, ok
-}
-
-func withDelegation(ctx context.Context, c claim) context.Context {
-	return context.WithValue(ctx, delegationKey{}, c)
-}
-
-// delegationOf reads "namespace/name" from the message, or from the first
-// message of the task when a reply does not repeat it.
-func delegationOf(ec *a2asrv.ExecutorContext) (claim, bool) {
-	first := ec.Message
-	if ec.StoredTask != nil && len(ec.StoredTask.History) > 0 && ec.StoredTask.History[0] != nil {
-		first = ec.StoredTask.History[0]
-	}
-	raw, ok := extensionData(ec.Message, ec.Metadata, tethera2a.DelegationMetadataKey)
-	if !ok && first != nil {
-		raw, ok = extensionData(first, nil, tethera2a.DelegationMetadataKey)
-	}
-	s, _ := raw.(string)
-	ns, name, found := strings.Cut(s, "/")
-	if !ok || !found || ns == "" || name == "" {
-		return claim{}, false
-	}
-	c := claim{key: types.NamespacedName{Namespace: ns, Name: name}, taskID: string(ec.TaskID)}
-	if first != nil {
-		c.messageID = first.ID
-	}
-	return c, true
-}
-
-// ErrClaimNotProven is returned by Delegate when the task names a Delegation
-// that did not send it: its first message id is not the one the operator
-// derives from that Delegation's UID, and its task id is not the one in that
-// Delegation's status. Nothing is created then, so a caller cannot spend
-// another namespace's budget or use its Agents by naming its Delegation.
-var ErrClaimNotProven = errors.New("the task is not the named Delegation's")
-
-// verifyClaim reads the named Delegation and checks that this task is its.
-func verifyClaim(ctx context.Context, c client.Reader, cl claim) error {
-	d := &v1alpha1.Delegation{}
-	if err := c.Get(ctx, cl.key, d); err != nil {
-		return fmt.Errorf("reading the task's Delegation %s: %w", cl.key, err)
-	}
-	if cl.messageID != "" && cl.messageID == delegation.MessageID(string(d.UID), -1) {
-		return nil
-	}
-	if cl.taskID != "" && cl.taskID == d.Status.TaskID {
-		return nil
-	}
-	return fmt.Errorf("%w: it claims Delegation %s", ErrClaimNotProven, cl.key)
-}
 
 // DelegateRequest describes a child task.
 type DelegateRequest struct {
@@ -132,7 +60,29 @@ type Outcome struct {
 	Spent map[string]int64
 }
 
-// ChildName is the name Delegate gives the child with this key.
+// AnnotationChild marks a child Delegation agentkit created, with the
+// parent's UID and the child's key ("<uid>/<key>"): a retried Delegate
+// accepts an existing child only with this mark and the spec it would
+// create.
+const AnnotationChild = "delegation.tether.dev/agentkit-child"
+
+// ErrChildNameTaken is returned by Delegate when the child's name is held by
+// an object agentkit did not create for this parent and key, or with another
+// spec. Nothing is reserved for it.
+var ErrChildNameTaken = errors.New("the child's name is taken")
+
+// EventChildNameTaken is the reason of the Warning Event recorded on the
+// parent when a child's name is taken.
+const EventChildNameTaken = "ChildNameTaken"
+
+// childHashLength is how many hex digits of the hash of parent and key end
+// a child's name (40 bits).
+const childHashLength = 10
+
+// ChildName is the name Delegate gives the child with this key: the parent's
+// name and the key made name-safe, then a hash over both. The hash keeps
+// keys that read alike ("a_b", "a-b") and different splits of parent and key
+// ("a" + "b-c", "a-b" + "c") apart, and long names distinct.
 func ChildName(parent, key string) string {
 	k := strings.Trim(strings.Map(func(r rune) rune {
 		switch {
@@ -143,14 +93,15 @@ func ChildName(parent, key string) string {
 		}
 		return '-'
 	}, key), "-")
-	name := parent + "-" + k
-	// Stay a valid label value (63), which tools commonly need; a hash keeps
-	// long names distinct.
-	if len(name) > 63 {
-		sum := sha256.Sum256([]byte(parent + "/" + key))
-		name = strings.TrimRight(name[:54], "-.") + "-" + hex.EncodeToString(sum[:])[:8]
+	// "/" is in no Delegation name, so parent and key cannot run together.
+	sum := sha256.Sum256([]byte(parent + "/" + key))
+	hash := hex.EncodeToString(sum[:])[:childHashLength]
+	// Stay a valid label value (63), which tools commonly need.
+	prefix := parent + "-" + k
+	if limit := 63 - 1 - childHashLength; len(prefix) > limit {
+		prefix = prefix[:limit]
 	}
-	return name
+	return strings.TrimRight(prefix, "-.") + "-" + hash
 }
 
 // Delegate creates a child Delegation of the current one and waits for it
@@ -170,11 +121,11 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 	if !ok {
 		return client.ObjectKey{}, errors.New("delegate: the task did not come from a Delegation")
 	}
-	parent := cl.key
 	if req.Key == "" || req.Agent == "" {
 		return client.ObjectKey{}, errors.New("delegate: Key and Agent are required")
 	}
-	if err := verifyClaim(ctx, c, cl); err != nil {
+	parent, err := cl.prove(ctx, c)
+	if err != nil {
 		return client.ObjectKey{}, fmt.Errorf("delegate: %w", err)
 	}
 	key := client.ObjectKey{Namespace: parent.Namespace, Name: ChildName(parent.Name, req.Key)}
@@ -184,7 +135,8 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 	}
 
 	child := &v1alpha1.Delegation{
-		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+			Annotations: map[string]string{AnnotationChild: string(parent.UID) + "/" + req.Key}},
 		Spec: v1alpha1.DelegationSpec{
 			AgentRef:  &v1alpha1.LocalRef{Name: req.Agent},
 			Skill:     req.Skill,
@@ -204,12 +156,18 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 
 	if err := createOrFind(ctx, c, child); err != nil {
 		budget.release(key.Name)
+		if errors.Is(err, ErrChildNameTaken) && cl.kit != nil {
+			cl.kit.warn(parent, EventChildNameTaken, fmt.Sprintf("child %s: %v", key.Name, err))
+		}
 		return client.ObjectKey{}, fmt.Errorf("delegate %s: %w", key.Name, err)
 	}
 	return key, nil
 }
 
-// createOrFind creates the child, or accepts the one a previous call created.
+// createOrFind creates the child, or accepts the one a previous call
+// created: marked by agentkit for the same parent and key, with the same
+// spec. Anyone who may create Delegations in the namespace could have taken
+// the name first, with another Agent, message or taskID.
 func createOrFind(ctx context.Context, c client.Client, child *v1alpha1.Delegation) error {
 	err := c.Create(ctx, child)
 	if !apierrors.IsAlreadyExists(err) {
@@ -219,10 +177,25 @@ func createOrFind(ctx context.Context, c client.Client, child *v1alpha1.Delegati
 	if err := c.Get(ctx, client.ObjectKeyFromObject(child), existing); err != nil {
 		return err
 	}
-	if p := existing.Spec.ParentRef; p == nil || p.Name != child.Spec.ParentRef.Name {
-		return errors.New("it exists and belongs to another parent")
+	if mark := existing.Annotations[AnnotationChild]; mark != child.Annotations[AnnotationChild] {
+		return fmt.Errorf("%w: it was not created by agentkit for this parent and key", ErrChildNameTaken)
+	}
+	if !sameChildSpec(&child.Spec, &existing.Spec) {
+		return fmt.Errorf("%w: it exists with another spec", ErrChildNameTaken)
 	}
 	return nil
+}
+
+// sameChildSpec compares specs as the API server stores them: defaults
+// filled in, nil and empty alike.
+func sameChildSpec(want, got *v1alpha1.DelegationSpec) bool {
+	w, g := want.DeepCopy(), got.DeepCopy()
+	for _, s := range []*v1alpha1.DelegationSpec{w, g} {
+		if s.ParentClosePolicy == "" {
+			s.ParentClosePolicy = v1alpha1.ParentClosePolicyCancel
+		}
+	}
+	return equality.Semantic.DeepEqual(w, g)
 }
 
 // Wait polls a child Delegation until it settles. It needs no state from the

@@ -54,6 +54,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		ctx = withBudget(ctx, r.budget)
 		if d, ok := delegationOf(ec); ok {
+			d.kit = k
 			ctx = withDelegation(ctx, d)
 		}
 
@@ -153,7 +154,8 @@ func (k *Kit) startRun(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, e
 		return nil, err
 	}
 	if ttl != nil {
-		l := Lease{TaskID: ec.TaskID, TTL: *ttl, ExpiresAt: now.Add(*ttl)}
+		owner, _ := taskOwner(ctx)
+		l := Lease{TaskID: ec.TaskID, TTL: *ttl, ExpiresAt: now.Add(*ttl), Owner: owner}
 		if err := k.leases.Put(ctx, l); err != nil {
 			return nil, fmt.Errorf("recording lease: %w", err)
 		}

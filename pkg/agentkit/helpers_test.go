@@ -31,8 +31,10 @@ const (
 	calls       = "calls"
 	ns          = "team"
 	workerAgent = "worker"
-	childA      = "orch-a"
 )
+
+// childA is the name of orch's child with key "a".
+var childA = ChildName("orch", "a")
 
 // agentFn is the body of a test agent, after the task was created.
 type agentFn = func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool)

@@ -18,8 +18,9 @@ import (
 var leaseExtension = &a2a.AgentExtension{URI: tethera2a.LeaseExtensionURI}
 
 // Interceptor refuses bad extension metadata before anything starts, renews
-// leases on GetTask calls that activate the lease extension, and stamps the
-// current lease expiry on every task it returns.
+// leases on GetTask calls that activate the lease extension once the task
+// was read (so only a caller that may read a task renews it), and stamps
+// the current lease expiry on every task it returns.
 func (k *Kit) Interceptor() a2asrv.CallInterceptor { return &interceptor{kit: k} }
 
 type interceptor struct{ kit *Kit }
@@ -49,23 +50,29 @@ func (i *interceptor) Before(
 			return ctx, nil, nil
 		}
 		callCtx.Extensions().Activate(leaseExtension)
-		if _, _, err := i.kit.leases.Renew(ctx, p.ID, i.kit.clock.Now()); err != nil {
-			log.Warn(ctx, "lease renewal failed", "task_id", p.ID, "error", err)
-		}
 	}
 	return ctx, nil, nil
 }
 
-func (i *interceptor) After(ctx context.Context, _ *a2asrv.CallContext, resp *a2asrv.Response) error {
+func (i *interceptor) After(ctx context.Context, callCtx *a2asrv.CallContext, resp *a2asrv.Response) error {
 	if resp.Err != nil {
 		return nil
 	}
+	t, ok := resp.Payload.(*a2a.Task)
+	if !ok || t == nil {
+		return nil
+	}
+	// The task store answered, so this caller owns the task: only now may
+	// its GetTask renew the lease.
+	if callCtx != nil && callCtx.Method() == "GetTask" && extensionRequested(callCtx, tethera2a.LeaseExtensionURI) {
+		if _, _, err := i.kit.leases.Renew(ctx, t.ID, i.kit.clock.Now()); err != nil {
+			log.Warn(ctx, "lease renewal failed", "task_id", t.ID, "error", err)
+		}
+	}
 	// Renewals live in the LeaseStore only (a renewal writes no task), so
 	// the returned task is told the expiry from there.
-	if t, ok := resp.Payload.(*a2a.Task); ok && t != nil {
-		if l, ok, err := i.kit.leases.Get(ctx, t.ID); err == nil && ok {
-			t.SetMeta(tethera2a.LeaseExtensionURI, leaseGrantMeta(l))
-		}
+	if l, ok, err := i.kit.leases.Get(ctx, t.ID); err == nil && ok {
+		t.SetMeta(tethera2a.LeaseExtensionURI, leaseGrantMeta(l))
 	}
 	return nil
 }

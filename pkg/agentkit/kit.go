@@ -8,11 +8,13 @@ package agentkit
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
@@ -43,6 +45,20 @@ func WithHandlerOptions(opts ...a2asrv.RequestHandlerOption) Option {
 	return func(k *Kit) { k.handlerOpts = append(k.handlerOpts, opts...) }
 }
 
+// WithOrigins names the origins (scheme://host[:port]) under which the
+// operator reaches this agent: every URL Agents use for it. A claim is
+// proven only for a Delegation whose Agent's endpoint is at one of them
+// (see the package documentation). NewServer defaults to the origins of the
+// card's supportedInterfaces; a URL that is not http(s) is ignored.
+func WithOrigins(urls ...string) Option {
+	return func(k *Kit) { k.rawOrigins = append(k.rawOrigins, urls...) }
+}
+
+// WithEventRecorder records a Warning Event on a Delegation sent to this
+// agent when a claim on it is refused, or a child name it needs is taken.
+// The agent's identity then needs create on events.k8s.io events.
+func WithEventRecorder(r events.EventRecorder) Option { return func(k *Kit) { k.recorder = r } }
+
 // Kit implements the lease and budget extensions for an a2a-go server. Use
 // NewServer, or wire the parts into your own a2asrv handler: Executor wraps
 // the agent, Interceptor goes into a2asrv.WithCallInterceptors, Extensions
@@ -54,6 +70,9 @@ type Kit struct {
 	sweepEvery  time.Duration
 	logger      *slog.Logger
 	handlerOpts []a2asrv.RequestHandlerOption
+	rawOrigins  []string
+	origins     []string // normalised by Origin
+	recorder    events.EventRecorder
 
 	mu      sync.Mutex
 	budgets map[a2a.TaskID]*Budget
@@ -77,8 +96,27 @@ func New(opts ...Option) *Kit {
 	if k.sweepEvery <= 0 {
 		k.sweepEvery = time.Second
 	}
+	k.addOrigins(k.rawOrigins...)
 	return k
 }
+
+// addOrigins adds the origins of urls to the kit's own, skipping what is not
+// an http(s) URL.
+func (k *Kit) addOrigins(urls ...string) {
+	for _, u := range urls {
+		o, err := Origin(u)
+		if err != nil {
+			k.logger.Warn("ignoring an origin that is not an http(s) URL", "url", u, "error", err)
+			continue
+		}
+		if !slices.Contains(k.origins, o) {
+			k.origins = append(k.origins, o)
+		}
+	}
+}
+
+// Origins are the kit's own origins, as the claim check compares them.
+func (k *Kit) Origins() []string { return slices.Clone(k.origins) }
 
 // Executor wraps an agent's executor: it grants leases, puts the Budget and
 // the current Delegation into the context, stops the task at the budget

@@ -21,6 +21,9 @@ type Lease struct {
 	TaskID    a2a.TaskID
 	TTL       time.Duration
 	ExpiresAt time.Time
+	// Owner is the task store's owner of the task, so the sweeper cancels
+	// the task as its owner.
+	Owner string
 }
 
 // LeaseStore keeps leases. The default lives in memory; replicas of one agent

@@ -40,9 +40,19 @@ type Server struct {
 // NewServer serves exec with the lease and budget extensions. The card is
 // completed with both extensions; when it lists no interfaces, they are
 // derived from each request's Host (put your public URLs in the card when
-// the agent sits behind a proxy).
+// the agent sits behind a proxy). Without WithOrigins, the kit's own
+// origins are those of the card's interfaces: a card without interfaces and
+// a server without WithOrigins proves no claim, since a request's Host is
+// whatever the caller wrote.
 func NewServer(card *a2a.AgentCard, exec a2asrv.AgentExecutor, opts ...Option) *Server {
 	k := New(opts...)
+	if len(k.origins) == 0 {
+		for _, i := range card.SupportedInterfaces {
+			if i != nil && i.ProtocolBinding != a2a.TransportProtocolGRPC {
+				k.addOrigins(i.URL)
+			}
+		}
+	}
 	handlerOpts := append([]a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(newTaskStore()),
 		a2asrv.WithLogger(k.logger),
@@ -69,18 +79,41 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
-// newTaskStore keeps tasks in memory. Unauthenticated callers share one
-// owner, so ListTasks (which a client uses to find a task it sent before a
-// crash) works without an authentication layer.
+// newTaskStore keeps tasks in memory, each owned by its caller: an
+// authenticated caller's tasks are invisible to every other caller (a2a-go
+// answers TaskNotFound). Unauthenticated callers share one owner, so
+// ListTasks (which a client uses to find a task it sent before a crash)
+// works without an authentication layer.
 func newTaskStore() taskstore.Store {
-	return taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
-		Authenticator: func(ctx context.Context) (string, error) {
-			if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Name != "" {
-				return cc.User.Name, nil
-			}
-			return "anonymous", nil
-		},
-	})
+	return taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
+}
+
+// anonymous owns the tasks of unauthenticated callers. Authenticated owners
+// are prefixed, so no user name can stand for them.
+const anonymous = "anonymous"
+
+type ownerKey struct{}
+
+// taskOwner is the task store's key for the caller: the authenticated user,
+// or the owner the kit acts for (the sweeper cancelling a lapsed task).
+// A user name that was not authenticated is not an identity.
+func taskOwner(ctx context.Context) (string, error) {
+	if o, ok := ctx.Value(ownerKey{}).(string); ok && o != "" {
+		return o, nil
+	}
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated && cc.User.Name != "" {
+		return "user:" + cc.User.Name, nil
+	}
+	return anonymous, nil
+}
+
+// actingFor makes the kit's own calls (the sweeper's cancel) act as the
+// task's owner.
+func actingFor(ctx context.Context, owner string) context.Context {
+	if owner == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, ownerKey{}, owner)
 }
 
 func withExtensions(card *a2a.AgentCard, exts []a2a.AgentExtension) *a2a.AgentCard {
@@ -121,9 +154,9 @@ func cardHandler(card *a2a.AgentCard) http.Handler {
 		h = a2asrv.NewAgentCardHandler(producer)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme := "http"
+		scheme := schemeHTTP
 		if r.TLS != nil {
-			scheme = "https"
+			scheme = schemeHTTPS
 		}
 		ctx := context.WithValue(r.Context(), baseURLKey{}, scheme+"://"+r.Host)
 		h.ServeHTTP(w, r.WithContext(ctx))

@@ -63,7 +63,7 @@ func (k *Kit) cancelLapsed(ctx context.Context, h a2asrv.RequestHandler, l Lease
 	ctx, cancel := context.WithTimeout(ctx, cancelTimeout)
 	defer cancel()
 	k.logger.Info("lease lapsed, cancelling task", "task_id", l.TaskID, "expired_at", l.ExpiresAt)
-	_, err := h.CancelTask(ctx, &a2a.CancelTaskRequest{ID: l.TaskID})
+	_, err := h.CancelTask(actingFor(ctx, l.Owner), &a2a.CancelTaskRequest{ID: l.TaskID})
 	switch {
 	case err == nil, errors.Is(err, a2a.ErrTaskNotFound), errors.Is(err, a2a.ErrTaskNotCancelable):
 		// Ended one way or another: nothing left to hold.

@@ -17,7 +17,11 @@ SPDX-License-Identifier: Apache-2.0
 // The whole text is passed on to every child, so worker words (ask, fail,
 // steps=N, ...) reach the workers.
 //
-// Flags: -listen, -name, -worker-agent, -fanout, -child-lease,
+// It creates children only for a Delegation whose Agent's endpoint is at one
+// of its own origins: -origins lists them (comma-separated, every
+// scheme://host[:port] Agents use for it), by default http://<-listen>.
+//
+// Flags: -listen, -origins, -name, -worker-agent, -fanout, -child-lease,
 // -child-timeout, -spend, -meter, -kubeconfig. It prints "listening on <url>"
 // once it accepts requests.
 package main
@@ -28,6 +32,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +48,7 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	o := sample.Orchestrator{Log: log}
 	listen := flag.String("listen", "127.0.0.1:9102", "address to serve on")
+	origins := flag.String("origins", "", "comma-separated origins (scheme://host[:port]) Agents reach this agent at; default http://<listen>")
 	name := flag.String("name", "orchestrator", "agent name on the card")
 	flag.StringVar(&o.WorkerAgent, "worker-agent", "worker", "Agent (in the task's namespace) the parts are delegated to")
 	flag.IntVar(&o.Fanout, "fanout", sample.DefaultFanout, "children per task")
@@ -67,7 +73,12 @@ func main() {
 		os.Exit(1)
 	}
 
-	srv := agentkit.NewServer(sample.OrchestratorCard(*name), o, agentkit.WithLogger(log))
+	own := *origins
+	if own == "" {
+		own = "http://" + *listen
+	}
+	srv := agentkit.NewServer(sample.OrchestratorCard(*name), o, agentkit.WithLogger(log),
+		agentkit.WithOrigins(strings.Split(own, ",")...))
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

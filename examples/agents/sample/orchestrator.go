@@ -120,7 +120,7 @@ func (o Orchestrator) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 				switch {
 				case errors.Is(err, agentkit.ErrBudgetExhausted):
 					class = v1alpha1.FailureBudgetExhausted
-				case errors.Is(err, agentkit.ErrClaimNotProven):
+				case errors.Is(err, agentkit.ErrClaimNotProven), errors.Is(err, agentkit.ErrChildNameTaken):
 					class = v1alpha1.FailurePolicyRefusal
 				}
 				yield(agentkit.FailEvent(ec, class, err.Error()), nil)

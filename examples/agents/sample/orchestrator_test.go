@@ -36,14 +36,23 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	ctx := context.Background()
 	scheme := runtime.NewScheme()
 	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
-	// The Delegation the operator sent the task for: agentkit checks that the
-	// task's first message id is the one derived from its UID.
-	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orch", UID: "orch-uid"}}
-	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).WithObjects(orch).Build()
+	// The agent's address comes first: agentkit proves a claim only for a
+	// Delegation whose Agent's endpoint is at the agent's own origin.
+	hs := httptest.NewUnstartedServer(nil)
+	url := "http://" + hs.Listener.Addr().String()
+	// The Delegation the operator sent the task for, through an Agent at this
+	// agent: agentkit checks that the task's first message id is the one
+	// derived from its UID and that its Agent points here.
+	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orch", UID: "orch-uid"},
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}}}
+	agent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orchestrator"},
+		Status: v1alpha1.AgentStatus{Endpoint: url + "/"}}
+	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).WithObjects(orch, agent).Build()
 
 	o := Orchestrator{Kube: kube, WorkerAgent: "worker", Fanout: 3, Spend: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := agentkit.NewServer(&a2a.AgentCard{Name: "o"}, o)
-	hs := httptest.NewServer(srv)
+	srv := agentkit.NewServer(&a2a.AgentCard{Name: "o"}, o, agentkit.WithOrigins(url))
+	hs.Config.Handler = srv
+	hs.Start()
 	t.Cleanup(func() { hs.Close(); srv.Close() })
 	card, err := agentcard.DefaultResolver.Resolve(ctx, hs.URL)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -97,8 +106,8 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 		return task.Status.State
 	}).WithTimeout(5 * time.Second).Should(Equal(a2a.TaskStateCompleted))
 	g.Expect(task.Artifacts[0].Parts[0].Text()).To(And(
-		ContainSubstring("orch-part-1: Succeeded counted"),
-		ContainSubstring("orch-part-2: Succeeded counted")))
+		ContainSubstring(agentkit.ChildName("orch", "part-1")+": Succeeded counted"),
+		ContainSubstring(agentkit.ChildName("orch", "part-2")+": Succeeded counted")))
 	report := task.Metadata[tethera2a.BudgetExtensionURI]
 	g.Expect(report).To(HaveKeyWithValue("left", HaveKeyWithValue(testMeter, BeNumerically("==", 100))),
 		"its own planning and the children's spend, not their grants, are used up")

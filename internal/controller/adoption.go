@@ -1,0 +1,57 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// withSenderEvidence adds to a task read for adoption the ids of its recent
+// messages, from a look-up by its context (a read asks for no history): they
+// may name the Delegation that sent it when the context id does not. Agents
+// that cannot list leave the context id alone to go by.
+func withSenderEvidence(ctx context.Context, c a2a.Client, t *a2a.Task) *a2a.Task {
+	if t == nil || t.ContextID == "" {
+		return t
+	}
+	tasks, err := c.ListByContext(ctx, t.ContextID)
+	if err != nil {
+		return t
+	}
+	for _, listed := range tasks {
+		if listed.ID == t.ID {
+			t.MessageIDs = append(t.MessageIDs, listed.MessageIDs...)
+		}
+	}
+	return t
+}
+
+// refuseAdoption applies delegation.Adoption to the task spec.taskID named:
+// true when the Delegation was failed instead (its status then never
+// records the task id).
+func (r *DelegationReconciler) refuseAdoption(ctx context.Context, s *scope, t *a2a.Task) (bool, error) {
+	var list v1alpha1.DelegationList
+	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("listing the namespace's Delegations to check an adoption: %w", err)
+	}
+	local := make(map[string]bool, len(list.Items))
+	for i := range list.Items {
+		local[string(list.Items[i].UID)] = true
+	}
+	step, ok := delegation.Adoption(string(s.d.UID), t, func(uid string) bool { return local[uid] })
+	if ok {
+		return false, nil
+	}
+	r.setPhase(s, step)
+	return true, nil
+}
