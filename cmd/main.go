@@ -57,6 +57,7 @@ type flags struct {
 	denyCIDRs, allowCIDRs      string
 	denyOwnAddresses           bool
 	maxResponseBytes           int64
+	maxAnswerBytes             int64
 	resultTextLimit            int
 	pushListen, pushURL        string
 	pushKeyFile                string
@@ -92,6 +93,9 @@ func parseFlags() (flags, zap.Options) {
 	flag.StringVar(&f.allowCIDRs, "agent-allow-cidrs", "",
 		"Comma-separated CIDRs that are the only addresses agents may resolve to (default: any address not denied).")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
+	flag.Int64Var(&f.maxAnswerBytes, "max-answer-bytes", agentio.DefaultAnswerBytes,
+		"Bound on the answer bytes held at once across all agents: at most max-answer-bytes/max-response-bytes calls run at once; "+
+			"the rest wait (reason AgentBusy). The default suits the chart's 256Mi memory limit; 0 sets no bound.")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
 	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
 	flag.StringVar(&f.pushURL, "push-url", "",
@@ -200,7 +204,10 @@ func run(f flags) error {
 		MaxResponseBytes: f.maxResponseBytes,
 	}
 	recorder := mgr.GetEventRecorder("tether")
-	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: recorder,
+	// One set of per-Agent pools for every call: card reads included.
+	calls := agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout)
+	calls.SetMemoryBudget(f.maxAnswerBytes, f.maxResponseBytes)
+	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: recorder,
 		MaxConcurrentReconciles: f.agentConcurrency, MaxCallTimeout: f.maxCallTimeout}
 	if err := agents.SetupWithManager(mgr); err != nil {
 		return err
@@ -217,7 +224,7 @@ func run(f flags) error {
 	if err := (&controller.DelegationReconciler{
 		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,
-		Calls: agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout),
+		Calls: calls,
 		Options: controller.Options{
 			CancelTimeout: f.cancelTimeout, SendTimeout: f.sendTimeout, MaxDepth: f.maxDepth,
 			ResultTextLimit: f.resultTextLimit, MaxConcurrentReconciles: f.concurrency,

@@ -113,6 +113,14 @@ type AgentSpec struct {
 	// +kubebuilder:validation:Maximum=1024
 	// +optional
 	MaxConcurrentCalls *int32 `json:"maxConcurrentCalls,omitempty"`
+	// maxStreams bounds the tasks at this agent followed by streaming
+	// (SubscribeToTask) at once, when its card says it streams: a task's end
+	// then shows as soon as the agent sends it. Tasks beyond it are polled
+	// at pollInterval. 0 turns streaming off. Default 64.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	MaxStreams *int32 `json:"maxStreams,omitempty"`
 	// maxConcurrentTasks bounds the tasks running at this agent at once.
 	// Delegations over it stay Pending with reason AgentAtCapacity and start
 	// in creation order as tasks settle. Unset means no bound.

@@ -197,6 +197,11 @@ func (in *AgentSpec) DeepCopyInto(out *AgentSpec) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxStreams != nil {
+		in, out := &in.MaxStreams, &out.MaxStreams
+		*out = new(int32)
+		**out = **in
+	}
 	if in.MaxConcurrentTasks != nil {
 		in, out := &in.MaxConcurrentTasks, &out.MaxConcurrentTasks
 		*out = new(int32)

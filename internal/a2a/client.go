@@ -27,6 +27,10 @@ const (
 	// listHistory is how many recent messages each listed task carries: enough
 	// to find the client's own message ids, small enough for the size bound.
 	listHistory = 8
+	// listKeptBytes bounds what a look-up keeps across all its pages (ids,
+	// states and message ids only): a context that needs more is one we do
+	// not adopt from (ErrTooManyTasks), however its pages are cut.
+	listKeptBytes = 1 << 20
 )
 
 // noHistory asks for a task without its message history. Every call but the
@@ -62,7 +66,10 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	}
 	version := normaliseVersion(card.ProtocolVersion)
 	ifaceURL := card.URL
-	var transport a2aclient.FactoryOption
+	// Streams run on their own connections without the per-call timeout.
+	streamHC := *hc
+	streamHC.Timeout = 0
+	var transport, streamTransport a2aclient.FactoryOption
 	switch {
 	case version == ProtocolV1 && card.Binding == BindingGRPC:
 		target, opts, err := grpcDialOptions(ep, card.URL)
@@ -71,9 +78,9 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		}
 		transport, ifaceURL = a2agrpc.WithGRPCTransport(opts...), target
 	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
-		transport = a2aclient.WithJSONRPCTransport(hc)
+		transport, streamTransport = a2aclient.WithJSONRPCTransport(hc), a2aclient.WithJSONRPCTransport(&streamHC)
 	case version == ProtocolV1 && card.Binding == BindingHTTPJSON:
-		transport = a2aclient.WithRESTTransport(hc)
+		transport, streamTransport = a2aclient.WithRESTTransport(hc), a2aclient.WithRESTTransport(&streamHC)
 	case version == ProtocolV03 && card.Binding == BindingJSONRPC:
 		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
 	case version == ProtocolV03 && card.Binding == BindingHTTPJSON:
@@ -91,26 +98,43 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		ProtocolVersion: a2a.ProtocolVersion(version),
 		Tenant:          tenant, // a2a-go puts it on every request
 	}
-	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
-		a2aclient.WithDefaultsDisabled(),
-		a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
-		transport)
+	build := func(t a2aclient.FactoryOption) (*a2aclient.Client, error) {
+		return a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
+			a2aclient.WithDefaultsDisabled(),
+			a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
+			t)
+	}
+	c, err := build(transport)
 	if err != nil {
 		return nil, localError(opNewClient, ReasonUnsupported, err)
 	}
 	cp := *card
-	return &client{card: &cp, c: c, v03: version == ProtocolV03}, nil
+	out := &client{card: &cp, c: c, v03: version == ProtocolV03}
+	if streamTransport != nil && card.Streaming {
+		if out.stream, err = build(streamTransport); err != nil {
+			_ = c.Destroy()
+			return nil, localError(opNewClient, ReasonUnsupported, err)
+		}
+	}
+	return out, nil
 }
 
 type client struct {
 	card *Card
 	c    *a2aclient.Client
-	v03  bool
+	// stream follows tasks (nil when the card does not stream).
+	stream *a2aclient.Client
+	v03    bool
 }
 
 func (c *client) Card() *Card { return c.card }
 
-func (c *client) Close() { _ = c.c.Destroy() }
+func (c *client) Close() {
+	_ = c.c.Destroy()
+	if c.stream != nil {
+		_ = c.stream.Destroy()
+	}
+}
 
 // Send sends without waiting for the task to finish. Metadata, the skill
 // (under SkillMetadataKey) and the lease and budget data go on both the
@@ -181,8 +205,9 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 }
 
 // ListByContext lists the tasks of a context (1.0 ListTasks). Tasks carry
-// their state and the ids of the client's recent messages, not artifacts:
-// Get reads a result. ErrUnsupported on 0.3 agents and agents that do not
+// their ids, state and the ids of the client's recent messages only, not
+// artifacts or texts (Get reads a result), and a look-up keeps at most
+// listKeptBytes of them across its pages. ErrUnsupported on 0.3 agents and agents that do not
 // implement ListTasks. A page over the size bound is asked again smaller
 // (half the tasks, down to one, then that one without history), so long
 // histories cost message ids, not the look-up. A context with more than
@@ -195,6 +220,7 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 		return nil, localError(opList, ReasonInvalidRequest, errors.New("empty context id"))
 	}
 	var out []*Task
+	kept := 0
 	token := ""
 	pageSize, history := listPageSize, listHistory
 	for pages := 0; ; {
@@ -226,6 +252,17 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 				task, err := checked(opList, taskFromWire(t))
 				if err != nil {
 					return nil, err
+				}
+				// A look-up needs ids, states and message ids only: nothing
+				// else of a listed task is kept across pages.
+				task = &Task{ID: task.ID, ContextID: task.ContextID, State: task.State, MessageIDs: task.MessageIDs}
+				kept += len(task.ID) + len(task.ContextID)
+				for _, id := range task.MessageIDs {
+					kept += len(id)
+				}
+				if kept > listKeptBytes {
+					return nil, &Error{Kind: KindTransport, Op: opList, Reason: ReasonTooManyTasks,
+						Err: fmt.Errorf("%w: more than %d bytes of ids", ErrTooManyTasks, listKeptBytes)}
 				}
 				out = append(out, task)
 			}

@@ -176,12 +176,12 @@ func TestClassifyAndFailureClass(t *testing.T) {
 		{errors.New("unexpected HTTP status: 408"), 408, KindRefused, 408, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
 		{errors.New("failed to decode"), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
 		{errors.New("connection refused"), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("send: %w", dialErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeRefused},
+		{fmt.Errorf("send: %w", dialErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeNotMade},
 		{fmt.Errorf("send: %w", readErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
 		{fmt.Errorf("send: %w", io.ErrUnexpectedEOF), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
 		{fmt.Errorf("x: %w", context.DeadlineExceeded), 0, KindTransport, 0, ReasonTimeout, FailureClassUnreachable, OutcomeUnknown},
 		{fmt.Errorf("x: %w", context.Canceled), 0, KindTransport, 0, ReasonCanceled, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable, OutcomeRefused},
+		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable, OutcomeNotMade},
 	} {
 		err := classify("Op", tc.err, tc.status, false)
 		var e *Error

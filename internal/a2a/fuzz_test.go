@@ -145,7 +145,7 @@ func FuzzTaskDecoding(f *testing.F) {
 				t.Fatalf("error text of %d bytes", len(err.Error()))
 			}
 			switch Classify(err) {
-			case OutcomeRefused, OutcomeUnknown:
+			case OutcomeRefused, OutcomeUnknown, OutcomeNotMade:
 			default:
 				t.Fatalf("an error classified %q", Classify(err))
 			}
@@ -215,15 +215,15 @@ func FuzzClassify(f *testing.F) {
 		}
 		outcome := Classify(got)
 		switch {
-		case outcome != OutcomeRefused && outcome != OutcomeUnknown:
+		case outcome != OutcomeRefused && outcome != OutcomeUnknown && outcome != OutcomeNotMade:
 			t.Fatalf("an error classified %q", outcome)
-		case NeverSent(got) && outcome != OutcomeRefused:
+		case NeverSent(got) && outcome != OutcomeRefused && outcome != OutcomeNotMade:
 			t.Fatalf("never sent, yet %s: %v", outcome, got)
-		case NeverSent(got) && Answered(got):
-			t.Fatalf("never sent, yet answered: %v", got)
+		case outcome == OutcomeNotMade && !NeverSent(got):
+			t.Fatalf("not made, yet it may have left: %v", got)
 		case IsRefused(got) && outcome != OutcomeRefused:
 			t.Fatalf("IsRefused but %s: %v", outcome, got)
-		case FailureClassOf(got) != FailureClassUnreachable && outcome != OutcomeRefused:
+		case FailureClassOf(got) != FailureClassUnreachable && outcome != OutcomeRefused && outcome != OutcomeNotMade:
 			t.Fatalf("failure class %s for an outcome %s: %v", FailureClassOf(got), outcome, got)
 		case status >= 500 && status <= 599 && outcome == OutcomeRefused && !NeverSent(got):
 			if e, ok := errors.AsType[*Error](got); ok && e.Code > 0 {

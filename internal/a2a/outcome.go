@@ -13,8 +13,10 @@ import (
 	"net/http"
 )
 
-// Outcome is what a call's result proves about the remote side. It is the one
-// place that decides whether a failed send may be refunded or re-sent.
+// Outcome is what a call's result proves about the remote side. Classify is
+// the one place that decides it: the agent I/O layer attaches it to every
+// answer, the decisions (refund, re-send, look up) and the call metrics read
+// it from there.
 type Outcome string
 
 const (
@@ -26,16 +28,25 @@ const (
 	// OutcomeUnknown: the request may have reached the agent and started
 	// work. A send that ends Unknown must be looked up before anything else.
 	OutcomeUnknown Outcome = "Unknown"
+	// OutcomeNotMade: the request never left the operator (its client could
+	// not be built, a dial error, the egress policy): nothing reached the
+	// agent, so the same call may be made again, even at an agent that
+	// cannot list its tasks.
+	OutcomeNotMade Outcome = "NotMade"
 )
 
 // Classify decides the outcome of a call from the error it returned:
 //
 //   - nil: Accepted.
-//   - Refused, nothing left the operator (NeverSent): a local validation
-//     error (empty message, empty task id), a card that cannot be read or has
-//     no usable interface, a binding tether does not speak, an address the
-//     egress policy denies, a dial error (DNS, connection refused, dial
-//     timeout) and a failed TLS handshake (no request byte was written).
+//   - NotMade, nothing left the operator and it may be tried again
+//     (NeverSent, no answer of any kind): a client that could not be built,
+//     a card that could not be fetched, an address the egress policy denies,
+//     a dial error (DNS, connection refused, dial timeout) and a failed TLS
+//     handshake (no request byte was written).
+//   - Refused, nothing left the operator because the operator itself said
+//     no (NeverSent, decided locally): a local validation error (empty
+//     message, empty task id), a card without a usable interface, a binding
+//     tether does not speak, an interface outside the Agent's origins.
 //   - Refused, the agent answered no: an A2A or JSON-RPC error decoded from
 //     the answer (InvalidParams, TaskNotFound, Unsupported, MethodNotFound,
 //     Unauthenticated -31401, PermissionDenied -31403, ...), except the three
@@ -63,6 +74,9 @@ func Classify(err error) Outcome {
 		return OutcomeUnknown
 	}
 	if NeverSent(e) {
+		if e.Kind == KindTransport {
+			return OutcomeNotMade
+		}
 		return OutcomeRefused
 	}
 	if e.Kind != KindRefused {
@@ -108,23 +122,6 @@ func NeverSent(err error) bool {
 		return false // an answer came back: the request went out
 	}
 	return isDialError(e.Err)
-}
-
-// Answered reports whether the agent itself answered the call: it succeeded,
-// the agent refused it with an A2A error (TaskNotFound, TaskNotCancelable,
-// Unauthenticated, ...; not a bare HTTP status, which a proxy may have
-// written), or it answered with success but the answer was too large to read
-// (ErrAnswerTooLarge). A cancel that was answered was delivered even when its
-// answer could not be read: read the task (with no history) instead.
-func Answered(err error) bool {
-	if err == nil {
-		return true
-	}
-	e, ok := errors.AsType[*Error](err)
-	if !ok || e.Op == opResolveCard || e.Op == opNewClient {
-		return false // a failed card read is no answer to the call that needed it
-	}
-	return errors.Is(err, ErrAnswerTooLarge) || (e.Kind == KindRefused && e.Code < 0)
 }
 
 // isDialError reports whether err happened while connecting, before any

@@ -72,7 +72,6 @@ func sendVia(t *testing.T, g Gomega, ep Endpoint, card *Card, text string) error
 func TestClassifyWithoutAnError(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(Classify(nil)).To(Equal(OutcomeAccepted))
-	g.Expect(Answered(nil)).To(BeTrue())
 	g.Expect(NeverSent(nil)).To(BeFalse())
 	g.Expect(Classify(errors.New("not ours"))).To(Equal(OutcomeUnknown), "an error of another type proves nothing")
 	g.Expect(Classify(fmt.Errorf("wrapped: %w", &Error{Kind: KindRefused, Op: opSend, Code: -32602, Reason: ReasonInvalidParams}))).
@@ -96,7 +95,6 @@ func TestOutcomeOfHTTPStatuses(t *testing.T) {
 				err := sendVia(t, g, Endpoint{URL: srv}, cardOf(b, srv), "hi")
 				g.Expect(Classify(err)).To(Equal(outcome), "%d: %v", code, err)
 				g.Expect(NeverSent(err)).To(BeFalse(), "%d reached a server", code)
-				g.Expect(Answered(err)).To(BeFalse(), "a bare %d may come from a proxy", code)
 			}
 		})
 	}
@@ -112,7 +110,7 @@ func TestOutcomeWhenNothingWasSent(t *testing.T) {
 				target = "http://" + mustHost(t, target)
 			}
 			err := sendVia(t, g, Endpoint{}, cardOf(b, target), "hi")
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "dial error: %v", err)
+			g.Expect(Classify(err)).To(Equal(OutcomeNotMade), "dial error: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue(), "dial error: %v", err)
 
 			a := newTestAgent(t, b)
@@ -121,7 +119,7 @@ func TestOutcomeWhenNothingWasSent(t *testing.T) {
 			card, cerr := ResolveCard(context.Background(), a.endpoint())
 			g.Expect(cerr).NotTo(HaveOccurred())
 			err = sendVia(t, g, Endpoint{HTTPClient: hc}, card, "quick")
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "egress denied: %v", err)
+			g.Expect(Classify(err)).To(Equal(OutcomeNotMade), "egress denied: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue(), "egress denied: %v", err)
 			g.Expect(a.execsOf("quick")).To(BeEmpty())
 
@@ -168,12 +166,10 @@ func TestOutcomeOfAnAgentRefusal(t *testing.T) {
 			c := dialAgent(t, g, a, a.endpoint())
 			_, err := c.Send(context.Background(), SendRequest{MessageID: "m-1", Text: "bad-params"})
 			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "%v", err)
-			g.Expect(Answered(err)).To(BeTrue(), "%v", err)
 			g.Expect(NeverSent(err)).To(BeFalse())
 
 			_, err = c.Get(context.Background(), "no-such-task", false)
 			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "%v", err)
-			g.Expect(Answered(err)).To(BeTrue(), "%v", err)
 		})
 	}
 }
@@ -230,7 +226,6 @@ func TestOutcomeWhenAProxyLosesTheAnswer(t *testing.T) {
 				g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "%v", err)
 				g.Expect(IsRefused(err)).To(BeFalse())
 				g.Expect(NeverSent(err)).To(BeFalse())
-				g.Expect(Answered(err)).To(BeFalse())
 				g.Expect(FailureClassOf(err)).To(Equal(FailureClassUnreachable), "kept, never refunded")
 			})
 		}
@@ -261,7 +256,7 @@ func TestOutcomeWhenAGRPCMeshLosesTheAnswer(t *testing.T) {
 }
 
 // A successful answer over the size bound was still an answer.
-func TestAnswerTooLargeIsAnswered(t *testing.T) {
+func TestAnswerTooLargeIsUnknown(t *testing.T) {
 	for _, b := range allBindings {
 		t.Run(b, func(t *testing.T) {
 			g := NewWithT(t)
@@ -276,7 +271,6 @@ func TestAnswerTooLargeIsAnswered(t *testing.T) {
 				_, err := c.Get(context.Background(), task.ID, false)
 				g.Expect(errors.Is(err, ErrAnswerTooLarge)).To(BeTrue(), "%v", err)
 				g.Expect(errors.Is(err, ErrResponseTooLarge)).To(BeTrue(), "%v", err)
-				g.Expect(Answered(err)).To(BeTrue())
 				g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "a send answered this way has no readable task id")
 			}).Should(Succeed())
 		})
@@ -286,6 +280,5 @@ func TestAnswerTooLargeIsAnswered(t *testing.T) {
 	srv := newRawServer(t, http.StatusBadGateway, "text/html", string(make([]byte, 64<<10)))
 	err := sendVia(t, g, Endpoint{URL: srv, MaxResponseBytes: 1024}, cardOf(bindJSONRPC, srv), "hi")
 	g.Expect(errors.Is(err, ErrAnswerTooLarge)).To(BeFalse(), "%v", err)
-	g.Expect(Answered(err)).To(BeFalse())
 	g.Expect(Classify(err)).To(Equal(OutcomeUnknown))
 }

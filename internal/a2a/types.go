@@ -10,6 +10,7 @@ package a2a
 
 import (
 	"context"
+	"iter"
 	"net/http"
 	"time"
 )
@@ -183,5 +184,8 @@ type Client interface {
 	// ListByContext lists the tasks of a context. ErrUnsupported on agents that
 	// cannot list (0.3).
 	ListByContext(ctx context.Context, contextID string) ([]*Task, error)
+	// Subscribe follows a task's events (SubscribeToTask); ErrNoStream at a
+	// client that cannot stream.
+	Subscribe(ctx context.Context, taskID string) iter.Seq2[StreamEvent, error]
 	Close()
 }

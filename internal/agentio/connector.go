@@ -47,6 +47,15 @@ type Connector struct {
 	build   singleflight.Group
 	mu      sync.Mutex
 	clients map[string]*cachedClient
+	// endpoints keeps each Agent generation's endpoint (its Secrets read)
+	// for ClientTTL, shared by card reads, probes and clients: one Secret
+	// read per Agent generation and TTL, not one per read.
+	endpoints map[string]cachedEndpoint
+}
+
+type cachedEndpoint struct {
+	ep      a2a.Endpoint
+	expires time.Time
 }
 
 // cachedClient is one built client and the calls using it. An expired
@@ -95,6 +104,41 @@ func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant 
 	}
 	ep.HTTPClient = hc
 	return ep, nil
+}
+
+// endpoint is Endpoint, reused for the Agent's generation within ClientTTL.
+func (c *Connector) endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
+	key := fmt.Sprintf("%s/%d/%s", agent.UID, agent.Generation, tenant)
+	now := time.Now()
+	c.mu.Lock()
+	cached, ok := c.endpoints[key]
+	c.mu.Unlock()
+	if ok && now.Before(cached.expires) {
+		return cached.ep, nil
+	}
+	ep, err := c.Endpoint(ctx, agent, tenant)
+	if err != nil {
+		return ep, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.endpoints == nil {
+		c.endpoints = map[string]cachedEndpoint{}
+	}
+	for k, e := range c.endpoints { // drop what expired; they are few
+		if !now.Before(e.expires) {
+			delete(c.endpoints, k)
+		}
+	}
+	c.endpoints[key] = cachedEndpoint{ep: ep, expires: now.Add(c.ttl())}
+	return ep, nil
+}
+
+func (c *Connector) ttl() time.Duration {
+	if c.ClientTTL == 0 {
+		return time.Minute
+	}
+	return c.ClientTTL
 }
 
 // secretValue reads one key; the error names the Secret and key, never the value.
@@ -149,7 +193,7 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 			c.release(cc)
 			return nil, nil
 		}
-		ep, err := c.Endpoint(ctx, agent, tenant)
+		ep, err := c.endpoint(ctx, agent, tenant)
 		if err != nil {
 			return nil, err
 		}
@@ -231,10 +275,7 @@ func (c *Connector) acquire(key string, stale bool) *cachedClient {
 }
 
 func (c *Connector) store(key string, cl a2a.Client) {
-	ttl := c.ClientTTL
-	if ttl == 0 {
-		ttl = time.Minute
-	}
+	ttl := c.ttl()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.clients == nil {

@@ -42,11 +42,11 @@ func init() {
 	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks)
 }
 
-// ForgetAgent removes the series of an Agent that is gone: Agent names
+// ForgetAgentSeries removes the series of an Agent that is gone: Agent names
 // are chosen by tenants, and series of Agents that no longer exist would
 // otherwise add up without bound. (The pool gauges are read at scrape time
 // from the pools that exist.)
-func ForgetAgent(namespace, name string) {
+func ForgetAgentSeries(namespace, name string) {
 	a2aRequestDuration.DeletePartialMatch(prometheus.Labels{agentLabel: agentLabelValue(namespace, name)})
 }
 
@@ -81,14 +81,7 @@ type instrumented struct {
 }
 
 func (c instrumented) observe(method string, start time.Time, err error) {
-	outcome := "ok"
-	switch {
-	case a2a.IsRefused(err):
-		outcome = "refused"
-	case err != nil:
-		outcome = "transport"
-	}
-	a2aRequestDuration.WithLabelValues(method, c.agent, outcome).Observe(time.Since(start).Seconds())
+	a2aRequestDuration.WithLabelValues(method, c.agent, metricOutcome(err)).Observe(time.Since(start).Seconds())
 }
 
 func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {

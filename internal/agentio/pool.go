@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 // Kind is what a call does. A Delegation has at most one call of each kind
@@ -25,26 +26,25 @@ import (
 type Kind string
 
 const (
-	// KindSend sends the first message (after looking up an earlier send
-	// when one may have reached the agent).
+	// KindSend sends the first message, looks an earlier send up, or
+	// adopts spec.taskID: one of them at a time.
 	KindSend Kind = "send"
 	// KindGet reads the task back; with a lease it renews it.
 	KindGet Kind = "get"
 	// KindCancel sends CancelTask.
 	KindCancel Kind = "cancel"
-	// KindList looks a task up by its context.
-	KindList Kind = "list"
 	// KindReply sends a reply to a task that asked for input.
 	KindReply Kind = "reply"
 )
 
 // priority orders the calls waiting for room in one Agent's pool: cancels
-// first (they stop work and free the agent), then reads and renewals (a late
+// and card reads first (they stop work and free the agent; nothing is sent
+// to an Agent whose card is not read), then reads and renewals (a late
 // renewal lets a lease lapse and loses work already done), then new work
 // (sends, replies, look-ups), which only waits.
 func (k Kind) priority() int {
 	switch k {
-	case KindCancel:
+	case KindCancel, KindCard:
 		return 0
 	case KindGet:
 		return 1
@@ -66,7 +66,8 @@ type Key struct {
 	Kind       Kind
 }
 
-// Call is one request to an agent, made on that Agent's pool.
+// Call is one operation on an agent, made on that Agent's pool. Only the
+// operations of ops.go build one.
 type Call struct {
 	Key
 	// Agent names the pool (the Agent's namespace and name).
@@ -82,18 +83,16 @@ type Call struct {
 	// the controller puts ahead of other work (a send's answer: until it is
 	// applied, the task is not followed and its lease is not renewed).
 	Urgent bool
-	// Do makes the call.
-	Do func(ctx context.Context) (any, error)
-	// done, when set, receives the result instead of the result store.
-	done func(Result)
-}
-
-// Result is what a finished call returned.
-type Result struct {
-	Value    any
-	Err      error
-	Queued   time.Time
-	Finished time.Time
+	// do makes the call (see ops.go: every operation builds its own).
+	do func(ctx context.Context) Answer
+	// done, when set, receives the answer instead of the answer store.
+	done func(Answer)
+	// poll: a read of the scheduler for a task without a lease (it waits
+	// behind renewals when reads are limited, see readbudget.go).
+	poll bool
+	// sends: the call sends a Delegation's first message (its leaving is
+	// recorded); lookUp: it looks such a send's task up.
+	sends, lookUp bool
 }
 
 // CallState is what the Dispatcher knows of a call that has not finished.
@@ -121,17 +120,31 @@ type Dispatcher struct {
 	MaxCallsPerAgent int
 	// MaxCallTimeout caps every call's deadline.
 	MaxCallTimeout time.Duration
+	// Connector builds the clients calls are made with.
+	Connector *Connector
 
-	once    sync.Once
-	events  chan event.GenericEvent
-	urgent  chan event.GenericEvent
-	mu      sync.Mutex
-	pools   map[types.NamespacedName]*pool
-	calls   map[Key]*pending
-	results map[Key]Result
+	once   sync.Once
+	events chan event.GenericEvent
+	urgent chan event.GenericEvent
+	// agentEvents wakes Agents whose card read finished.
+	agentEvents chan event.GenericEvent
+	mu          sync.Mutex
+	pools       map[types.NamespacedName]*pool
+	calls       map[Key]*pending
+	results     map[Key]Answer
 	// after holds a reconciler's call that came while the scheduler's call
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
+	// inFlight bounds the calls running at once across all Agents (see
+	// budget.go); nil: no bound.
+	inFlight chan struct{}
+	// readLimits keeps the read limit an idle pool had learnt, by Agent.
+	readLimits map[types.NamespacedName]float64
+	// sends records the sends whose task id is not known yet (sends.go).
+	sends map[types.NamespacedName]SendRecord
+	// agents holds one read-only copy of each Agent version for the calls
+	// and followed tasks that need it.
+	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
 }
 
 type pool struct {
@@ -139,6 +152,9 @@ type pool struct {
 	size    int
 	running int
 	queues  [priorities][]*pending
+	// reads runs now; readLimit is how many may (readbudget.go).
+	reads     int
+	readLimit float64
 }
 
 type pending struct {
@@ -159,10 +175,13 @@ func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.events = make(chan event.GenericEvent, 4096)
 		d.urgent = make(chan event.GenericEvent, 4096)
+		d.agentEvents = make(chan event.GenericEvent, 1024)
 		d.pools = map[types.NamespacedName]*pool{}
 		d.calls = map[Key]*pending{}
-		d.results = map[Key]Result{}
+		d.results = map[Key]Answer{}
 		d.after = map[Key]Call{}
+		d.sends = map[types.NamespacedName]SendRecord{}
+		d.readLimits = map[types.NamespacedName]float64{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -209,14 +228,13 @@ func (d *Dispatcher) queue(c Call) bool {
 	}
 	p := d.pools[c.Agent]
 	if p == nil {
-		p = &pool{agent: c.Agent}
+		p = &pool{agent: c.Agent, readLimit: d.readLimits[c.Agent]}
 		d.pools[c.Agent] = p
 	}
 	p.size = d.poolSize(c.PoolSize)
 	q := &pending{call: c, queued: time.Now()}
 	d.calls[c.Key] = q
-	prio := c.Kind.priority()
-	p.queues[prio] = append(p.queues[prio], q)
+	p.enqueue(q)
 	if p.running < p.size {
 		p.running++
 		go d.work(p)
@@ -243,17 +261,44 @@ func (d *Dispatcher) work(p *pool) {
 		if q == nil || p.running > p.size {
 			p.running--
 			if q != nil { // the pool shrank: leave the call to another worker
-				p.queues[q.call.Kind.priority()] = append([]*pending{q}, p.queues[q.call.Kind.priority()]...)
+				prio := q.call.priority()
+				p.queues[prio] = append([]*pending{q}, p.queues[prio]...)
 			}
 			if p.running == 0 && p.empty() {
 				delete(d.pools, p.agent)
+				if p.readLimit > 0 && int(p.readLimit) < p.size {
+					d.readLimits[p.agent] = p.readLimit // an idle pool keeps what it learnt
+				} else {
+					delete(d.readLimits, p.agent)
+				}
 			}
 			d.mu.Unlock()
 			return
 		}
-		q.running = true
 		d.mu.Unlock()
-		d.run(q)
+		d.acquire()
+		d.mu.Lock()
+		if d.calls[q.call.Key] != q { // dropped while it waited for memory
+			d.mu.Unlock()
+			d.release()
+			continue
+		}
+		q.running = true
+		if q.call.Kind == KindGet {
+			p.reads++
+		}
+		d.mu.Unlock()
+		d.run(q, p)
+		d.release()
+	}
+}
+
+// spawn starts workers for what a pool can run now; it is called with d.mu
+// held (a read ended, so waiting reads may fit under the read limit).
+func (d *Dispatcher) spawn(p *pool) {
+	if p.running < p.size && !p.empty() {
+		p.running++
+		go d.work(p)
 	}
 }
 
@@ -270,17 +315,32 @@ func CallTimeout(asked, maximum time.Duration) time.Duration {
 	return maximum
 }
 
-func (d *Dispatcher) run(q *pending) {
+func (d *Dispatcher) run(q *pending, p *pool) {
 	c := q.call
 	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
 	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
 		deadline = c.NotAfter
 	}
+	started := time.Now()
+	if c.sends {
+		d.mu.Lock()
+		d.sendLeft(c.Delegation, started, deadline)
+		d.mu.Unlock()
+	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	v, err := c.Do(ctx)
+	res := c.do(ctx)
 	cancel()
-	res := Result{Value: v, Err: err, Queued: q.queued, Finished: time.Now()}
+	res.Class = a2a.Classify(res.Err)
+	res.Queued, res.Finished = q.queued, time.Now()
 	d.mu.Lock()
+	if c.Kind == KindGet {
+		p.reads--
+		p.readAnswered(res, res.Finished.Sub(started), CallTimeout(c.Timeout, d.MaxCallTimeout))
+		d.spawn(p)
+	}
+	if c.lookUp && res.LookUp != nil {
+		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
+	}
 	delete(d.calls, c.Key)
 	if c.done == nil {
 		d.results[c.Key] = res
@@ -292,6 +352,11 @@ func (d *Dispatcher) run(q *pending) {
 	d.mu.Unlock()
 	if c.done != nil {
 		c.done(res)
+		return
+	}
+	if c.Kind == KindCard {
+		agent := metav1.ObjectMeta{Namespace: c.Delegation.Namespace, Name: c.Delegation.Name}
+		d.agentEvents <- event.GenericEvent{Object: &v1alpha1.Agent{ObjectMeta: agent}}
 		return
 	}
 	d.wake(c.Delegation, c.Urgent)
@@ -308,7 +373,7 @@ func (d *Dispatcher) wake(key types.NamespacedName, urgent bool) {
 
 // deliver stores a result made outside the pools (the scheduler's reads)
 // and wakes the Delegation.
-func (d *Dispatcher) deliver(key Key, res Result) {
+func (d *Dispatcher) deliver(key Key, res Answer) {
 	d.mu.Lock()
 	d.results[key] = res
 	d.mu.Unlock()
@@ -316,7 +381,18 @@ func (d *Dispatcher) deliver(key Key, res Result) {
 }
 
 func (p *pool) next() *pending {
+	readsFull := p.reads >= p.readAllowance()
 	for i := range p.queues {
+		if readsFull && len(p.queues[i]) > 0 && p.queues[i][0].call.Kind == KindGet {
+			// Reads wait for the read limit; other work of this queue
+			// (a look-up, a send) behind them still runs.
+			if j := slices.IndexFunc(p.queues[i], func(q *pending) bool { return q.call.Kind != KindGet }); j >= 0 {
+				q := p.queues[i][j]
+				p.queues[i] = slices.Delete(p.queues[i], j, j+1)
+				return q
+			}
+			continue
+		}
 		if len(p.queues[i]) > 0 {
 			q := p.queues[i][0]
 			p.queues[i] = p.queues[i][1:]
@@ -335,8 +411,8 @@ func (p *pool) empty() bool {
 	return true
 }
 
-// Take returns and forgets the result of a finished call.
-func (d *Dispatcher) Take(key Key) (Result, bool) {
+// Take returns and forgets the answer of a finished call.
+func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -346,7 +422,7 @@ func (d *Dispatcher) Take(key Key) (Result, bool) {
 }
 
 // Peek returns the result of a finished call without taking it.
-func (d *Dispatcher) Peek(key Key) (Result, bool) {
+func (d *Dispatcher) Peek(key Key) (Answer, bool) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -356,7 +432,7 @@ func (d *Dispatcher) Peek(key Key) (Result, bool) {
 
 // Restore puts back a result whose application could not be written; the
 // caller's retry takes it again.
-func (d *Dispatcher) Restore(key Key, res Result) {
+func (d *Dispatcher) Restore(key Key, res Answer) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -400,7 +476,7 @@ func (d *Dispatcher) Drop(key Key) bool {
 	}
 	delete(d.calls, key)
 	if p := d.pools[q.call.Agent]; p != nil {
-		prio := key.Kind.priority()
+		prio := q.call.priority()
 		for i, x := range p.queues[prio] {
 			if x == q {
 				p.queues[prio] = append(p.queues[prio][:i:i], p.queues[prio][i+1:]...)
@@ -417,7 +493,7 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for k := range d.results {
-		if k.Delegation == delegation {
+		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
 			delete(d.results, k)
 		}
 	}
@@ -426,6 +502,7 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 			delete(d.after, k)
 		}
 	}
+	delete(d.sends, delegation)
 }
 
 // Stats reports every pool's load, ordered by Agent.

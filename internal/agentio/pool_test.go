@@ -7,12 +7,15 @@ package agentio
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 // One Agent's pool runs at most its size; what waits goes cancels first,
@@ -27,14 +30,14 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 	var order []string
 	call := func(name string, kind Kind, block bool) Call {
 		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: kind}, Agent: agent, PoolSize: 1,
-			Do: func(ctx context.Context) (any, error) {
+			do: func(ctx context.Context) Answer {
 				if block {
 					<-release
 				}
 				mu.Lock()
 				order = append(order, name+"/"+string(kind))
 				mu.Unlock()
-				return name, nil
+				return named(name)
 			}}
 	}
 	g.Expect(d.Submit(call("busy", KindSend, true))).To(BeTrue())
@@ -64,7 +67,8 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 	}).Should(Equal([]string{"busy/send", "stop/cancel", "leased/get", "s1/send", "s2/send"}))
 	res, ok := d.Take(renewal)
 	g.Expect(ok).To(BeTrue())
-	g.Expect(res.Value).To(Equal("leased"))
+	g.Expect(res.Task.ID).To(Equal("leased"))
+	g.Expect(res.Class).To(Equal(a2a.OutcomeAccepted), "every answer carries its classification")
 	_, ok = d.Take(renewal)
 	g.Expect(ok).To(BeFalse(), "a result is taken once")
 	g.Eventually(d.Stats).Should(BeEmpty(), "an idle pool is dropped")
@@ -79,10 +83,10 @@ func TestCallDeadlines(t *testing.T) {
 	deadline := func(c Call) time.Duration {
 		got := make(chan time.Duration, 1)
 		c.Agent = agent
-		c.Do = func(ctx context.Context) (any, error) {
+		c.do = func(ctx context.Context) Answer {
 			dl, _ := ctx.Deadline()
 			got <- time.Until(dl)
-			return nil, nil
+			return Answer{}
 		}
 		g.Expect(d.Submit(c)).To(BeTrue())
 		return <-got
@@ -122,13 +126,13 @@ func TestReconcilerReadWaitsForTheSchedulersRead(t *testing.T) {
 	key := Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "task"}, Kind: KindGet}
 	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
 	release := make(chan struct{})
-	schedulerDone := make(chan Result, 1)
-	scheduled := Call{Key: key, Agent: agent, done: func(r Result) { schedulerDone <- r },
-		Do: func(context.Context) (any, error) { <-release; return "scheduler", nil }}
+	schedulerDone := make(chan Answer, 1)
+	scheduled := Call{Key: key, Agent: agent, done: func(r Answer) { schedulerDone <- r },
+		do: func(context.Context) Answer { <-release; return named("scheduler") }}
 	g.Expect(d.Submit(scheduled)).To(BeTrue())
 	g.Eventually(func() bool { return d.State(key).Running }).Should(BeTrue())
 
-	asked := Call{Key: key, Agent: agent, Do: func(context.Context) (any, error) { return "reconciler", nil }}
+	asked := Call{Key: key, Agent: agent, do: func(context.Context) Answer { return named("reconciler") }}
 	g.Expect(d.Submit(asked)).To(BeTrue(), "kept until the scheduler's read ends")
 	g.Expect(d.Has(key)).To(BeTrue())
 	g.Expect(d.Submit(asked)).To(BeTrue(), "asking again replaces the kept call")
@@ -136,22 +140,126 @@ func TestReconcilerReadWaitsForTheSchedulersRead(t *testing.T) {
 	g.Expect(ok).To(BeFalse(), "nothing is answered yet")
 
 	close(release)
-	g.Expect((<-schedulerDone).Value).To(Equal("scheduler"))
-	g.Eventually(func() any {
+	g.Expect((<-schedulerDone).Task.ID).To(Equal("scheduler"))
+	g.Eventually(func() string {
 		res, _ := d.Take(key)
-		return res.Value
+		return taskID(res)
 	}).Should(Equal("reconciler"))
 	g.Expect(d.Has(key)).To(BeFalse())
 
 	// The reconciler's own read on its way: a second one is refused, its
 	// answer wakes the Delegation anyway.
 	block := make(chan struct{})
-	own := Call{Key: key, Agent: agent, Do: func(context.Context) (any, error) { <-block; return "own", nil }}
+	own := Call{Key: key, Agent: agent, do: func(context.Context) Answer { <-block; return named("own") }}
 	g.Expect(d.Submit(own)).To(BeTrue())
 	g.Expect(d.Submit(asked)).To(BeFalse())
 	close(block)
-	g.Eventually(func() any {
+	g.Eventually(func() string {
 		res, _ := d.Take(key)
-		return res.Value
+		return taskID(res)
 	}).Should(Equal("own"))
+}
+
+// named is an answer with a task of that id.
+func named(id string) Answer { return Answer{Task: &a2a.Task{ID: id}} }
+
+func taskID(a Answer) string {
+	if a.Task == nil {
+		return ""
+	}
+	return a.Task.ID
+}
+
+// The memory budget bounds the calls in flight across all Agents: a call
+// beyond it waits with room in its own pool, shows as not running, and runs
+// once a call ends.
+func TestMemoryBudgetBoundsCallsAcrossAgents(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	d.SetMemoryBudget(2<<20, 1<<20)
+	g.Expect(d.InFlightLimit()).To(Equal(2))
+	release := make(chan struct{})
+	call := func(agent, name string) Call {
+		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet},
+			Agent: types.NamespacedName{Namespace: "ns", Name: agent},
+			do:    func(context.Context) Answer { <-release; return named(name) }}
+	}
+	key := func(name string) Key {
+		return Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}
+	}
+	g.Expect(d.Submit(call("a", "one"))).To(BeTrue())
+	g.Expect(d.Submit(call("b", "two"))).To(BeTrue())
+	g.Eventually(func() bool { return d.State(key("one")).Running && d.State(key("two")).Running }).Should(BeTrue())
+	g.Expect(d.Submit(call("c", "three"))).To(BeTrue())
+	g.Consistently(func() bool { return d.State(key("three")).Running }, 200*time.Millisecond).Should(BeFalse(),
+		"a third Agent's call waits for the budget")
+	g.Expect(d.State(key("three")).Pending).To(BeTrue())
+	close(release)
+	g.Eventually(func() string { res, _ := d.Take(key("three")); return taskID(res) }).Should(Equal("three"))
+}
+
+// An agent whose reads time out is read less: the pool's read limit halves
+// with each read the agent held until its deadline (never below one) and
+// grows back as reads are answered; waiting renewals go in the order their
+// next renewal is due.
+func TestReadLimitBacksOffAndRecovers(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, 200*time.Millisecond)
+	agent := types.NamespacedName{Namespace: "ns", Name: "slow"}
+	read := func(name string, late bool) Call {
+		return Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}, Agent: agent, PoolSize: 8,
+			do: func(ctx context.Context) Answer {
+				if late { // the agent holds the read until its deadline
+					<-ctx.Done()
+					return Answer{Err: ctx.Err()}
+				}
+				return named(name)
+			}}
+	}
+	limit := func() int { return d.ReadLimit(Key{Delegation: agent}) }
+	hold := make(chan struct{})
+	blocker := read("blocker", false)
+	blocker.Kind = KindCancel                                                     // not a read: it keeps the pool, not a read slot
+	blocker.do = func(context.Context) Answer { <-hold; return named("blocker") } // keeps the pool alive
+	g.Expect(d.Submit(blocker)).To(BeTrue())
+	g.Eventually(limit).Should(Equal(8))
+	for i := range 3 {
+		g.Expect(d.Submit(read(fmt.Sprintf("late-%d", i), true))).To(BeTrue())
+		g.Eventually(func() bool {
+			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("late-%d", i)}, Kind: KindGet})
+			return ok
+		}).Should(BeTrue())
+	}
+	g.Expect(limit()).To(Equal(1), "8 → 4 → 2 → 1")
+	for i := range 20 {
+		g.Expect(d.Submit(read(fmt.Sprintf("ok-%d", i), false))).To(BeTrue())
+		g.Eventually(func() bool {
+			_, ok := d.Take(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("ok-%d", i)}, Kind: KindGet})
+			return ok
+		}).Should(BeTrue())
+	}
+	g.Expect(limit()).To(BeNumerically(">", 3), "answered reads raise it again")
+
+	// A read cut short by a deadline it spent waiting is not the agent's.
+	before := limit()
+	short := read("short", false)
+	short.do = func(context.Context) Answer { return Answer{Err: context.DeadlineExceeded} }
+	g.Expect(d.Submit(short)).To(BeTrue())
+	g.Eventually(func() bool { _, ok := d.Take(short.Key); return ok }).Should(BeTrue())
+	g.Expect(limit()).To(BeNumerically(">=", before))
+	close(hold)
+
+	// Renewals waiting for room go soonest-due first.
+	p := &pool{size: 1}
+	now := time.Now()
+	for i, in := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
+		c := read(fmt.Sprint(i), false)
+		c.NotAfter = now.Add(in)
+		p.enqueue(&pending{call: c})
+	}
+	order := make([]time.Duration, 0, len(p.queues[1]))
+	for _, q := range p.queues[1] {
+		order = append(order, q.call.NotAfter.Sub(now))
+	}
+	g.Expect(order).To(Equal([]time.Duration{time.Second, 2 * time.Second, 3 * time.Second}))
 }

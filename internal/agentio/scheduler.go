@@ -22,9 +22,11 @@ import (
 
 // Follow is a running task the scheduler reads back on its own cadence.
 type Follow struct {
-	// Call carries the pool settings; its Do reads the task (a GetTask,
-	// with the lease extension when the task is leased).
-	Call Call
+	// Target is the Agent and tenant of the task.
+	Target Target
+	// Read is the read repeated: a GetTask, with the lease extension when
+	// the task is leased.
+	Read ReadRequest
 	// Interval is the time between reads: ttl/3 for a leased task, else the
 	// Agent's pollInterval.
 	Interval time.Duration
@@ -53,11 +55,18 @@ type Scheduler struct {
 	early map[types.NamespacedName]time.Time
 	heap  dueHeap
 	wake  chan struct{}
+	// ctx is Start's: streams end with it.
+	ctx context.Context
+	// streams are the tasks followed by a stream (streams.go), and how many
+	// each Agent has open.
+	streams    map[types.NamespacedName]*stream
+	streamsPer map[types.NamespacedName]int
 }
 
 type item struct {
 	key   types.NamespacedName
 	f     Follow
+	call  Call // f's read, on the Agent's pool
 	due   time.Time
 	index int // in the heap; -1 while its read runs
 	// again: a notification came while the read ran, so the answer may
@@ -71,6 +80,8 @@ func (s *Scheduler) init() {
 	if s.items == nil {
 		s.items = map[types.NamespacedName]*item{}
 		s.early = map[types.NamespacedName]time.Time{}
+		s.streams = map[types.NamespacedName]*stream{}
+		s.streamsPer = map[types.NamespacedName]int{}
 		s.wake = make(chan struct{}, 1)
 		if s.Clock == nil {
 			s.Clock = clock.RealClock{}
@@ -86,9 +97,13 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Clock.Now()
+	var call Call
+	if f.Target.Agent != nil {
+		call = s.Dispatcher.readCall(key, f.Target, f.Read)
+	}
 	it, ok := s.items[key]
 	if !ok {
-		it = &item{key: key, f: f, due: now.Add(f.Interval), index: -1}
+		it = &item{key: key, f: f, call: call, due: now.Add(f.Interval), index: -1}
 		if !f.Since.IsZero() && f.Since.Before(now) {
 			it.due = f.Since.Add(f.Interval)
 		}
@@ -101,13 +116,17 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 		s.items[key] = it
 		heap.Push(&s.heap, it)
 		scheduledTasks.Set(float64(len(s.items)))
+		s.startStream(key, f)
 		s.poke()
 		return
+	}
+	if st, ok := s.streams[key]; !ok || !st.over {
+		s.startStream(key, f)
 	}
 	if f.Seen == "" { // nothing applied this pass: keep what was
 		f.Seen = it.f.Seen
 	}
-	it.f = f
+	it.f, it.call = f, call
 	if due := now.Add(f.Interval); it.index >= 0 && due.Before(it.due) {
 		it.due = due
 		heap.Fix(&s.heap, it.index)
@@ -154,6 +173,7 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 		return
 	}
 	delete(s.items, key)
+	s.stopStream(key)
 	if it.index >= 0 {
 		heap.Remove(&s.heap, it.index)
 	}
@@ -179,6 +199,9 @@ func (s *Scheduler) poke() {
 // Start runs the loop until ctx ends (a manager Runnable).
 func (s *Scheduler) Start(ctx context.Context) error {
 	s.init()
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -213,11 +236,11 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	if !next.After(now) {
 		next = now.Add(it.f.Interval)
 	}
-	c := it.f.Call
-	c.Kind = KindGet
+	c := it.call
 	c.NotAfter = next
+	c.poll = !it.f.Read.Lease
 	seen := it.f.Seen
-	c.done = func(res Result) { s.answered(it, seen, next, res) }
+	c.done = func(res Answer) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {
 		// A read of the reconciler's own is on its way and may have been
 		// sent before what made this read due: look again shortly.
@@ -226,7 +249,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	}
 }
 
-func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) {
+func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) {
 	s.mu.Lock()
 	cur, ok := s.items[it.key]
 	if ok && cur == it && it.index < 0 {
@@ -242,11 +265,7 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Result) 
 	if !ok || cur != it {
 		return // untracked while the read ran
 	}
-	var t *a2a.Task
-	if v, isTask := res.Value.(*a2a.Task); isTask {
-		t = v
-	}
-	if Fingerprint(t, res.Err) == seen {
+	if Fingerprint(res.Task, res.Err) == seen {
 		return
 	}
 	s.Dispatcher.deliver(Key{Delegation: it.key, Kind: KindGet}, res)

@@ -16,26 +16,6 @@ import (
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// withSenderEvidence adds to a task read for adoption the ids of its recent
-// messages, from a look-up by its context (a read asks for no history): they
-// may name the Delegation that sent it when the context id does not. Agents
-// that cannot list leave the context id alone to go by.
-func withSenderEvidence(ctx context.Context, c a2a.Client, t *a2a.Task) *a2a.Task {
-	if t == nil || t.ContextID == "" {
-		return t
-	}
-	tasks, err := c.ListByContext(ctx, t.ContextID)
-	if err != nil {
-		return t
-	}
-	for _, listed := range tasks {
-		if listed.ID == t.ID {
-			t.MessageIDs = append(t.MessageIDs, listed.MessageIDs...)
-		}
-	}
-	return t
-}
-
 // refuseAdoption applies delegation.Adoption to the task spec.taskID named:
 // true when the Delegation was failed instead (its status then never
 // records the task id).

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -40,13 +41,27 @@ const (
 	ReasonSecretNotMarked = "SecretNotMarked"
 )
 
-// AgentReconciler reads each Agent's card into its status.
+// AgentConnector is the agent I/O layer's client builder (agentio.Connector).
+type AgentConnector = agentio.Connector
+
+// AgentCredentialsLabel marks a Secret Agents of its namespace may use.
+const AgentCredentialsLabel = agentio.AgentCredentialsLabel
+
+// ErrSecretNotMarked matches (errors.Is) a Secret without the consent label.
+var ErrSecretNotMarked = agentio.ErrSecretNotMarked
+
+// AgentReconciler reads each Agent's card into its status. The read itself
+// is an operation of the agent I/O layer, made on the Agent's own pool: a
+// reconcile asks for it and returns, and the answer wakes the Agent again,
+// so an agent whose card server never answers holds no worker.
 type AgentReconciler struct {
 	client.Client
 	Connector *AgentConnector
-	Recorder  events.EventRecorder
-	// MaxConcurrentReconciles is the number of workers (default 4): card
-	// reads of different Agents run side by side.
+	// Calls runs the card reads on the Agents' pools (the Delegation
+	// controller's, when both share it); nil builds one.
+	Calls    *agentio.Dispatcher
+	Recorder events.EventRecorder
+	// MaxConcurrentReconciles is the number of workers (default 4).
 	MaxConcurrentReconciles int
 	// MaxCallTimeout caps a card read, whatever the Agent's requestTimeout.
 	MaxCallTimeout time.Duration
@@ -58,13 +73,16 @@ type AgentReconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile resolves the card, chooses an interface and records it.
+// Reconcile asks for the card, and once it is read chooses an interface and
+// records it.
 func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	var agent v1alpha1.Agent
 	if err := r.Get(ctx, req.NamespacedName, &agent); err != nil {
 		if apierrors.IsNotFound(err) {
-			agentio.ForgetAgent(req.Namespace, req.Name) // its series go with it
+			r.Calls.TakeCard(req.NamespacedName)
+			r.Calls.ForgetAgent(req.NamespacedName)
+			agentio.ForgetAgentSeries(req.Namespace, req.Name) // its series go with it
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -77,12 +95,23 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		refresh = agent.Spec.CardRefreshInterval.Duration
 	}
 
-	if wait, fresh := cardFresh(&agent, refresh, time.Now()); fresh {
-		// A write of our own or a finalizer change is no reason to read the
-		// card again: a card read is a call to the agent.
-		return ctrl.Result{RequeueAfter: wait}, nil
+	read, answered := r.Calls.TakeCard(req.NamespacedName)
+	if answered && read.Card.Generation != agent.Generation {
+		answered = false // read for an earlier spec: read again
 	}
-	card, err := r.resolve(ctx, &agent)
+	if !answered {
+		if wait, fresh := cardFresh(&agent, refresh, time.Now()); fresh {
+			// A write of our own or a finalizer change is no reason to read the
+			// card again: a card read is a call to the agent.
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+		if !r.Calls.CardPending(req.NamespacedName) {
+			r.Calls.ReadCard(&agent)
+		}
+		// The answer wakes the Agent; the call's own deadline bounds it.
+		return ctrl.Result{}, nil
+	}
+	card, err := read.Card.Card, read.Err
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
@@ -98,7 +127,11 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	} else {
 		recordCard(&agent.Status, card)
-		if can, known := r.canListTasks(ctx, &agent, card); known {
+		if read.Card.ListErr != nil {
+			log.Info("cannot tell whether the agent lists tasks", "error", read.Card.ListErr.Error())
+		}
+		if listing := read.Card.Listing; listing != a2a.ListUnknown {
+			can := listing == a2a.ListSupported
 			agent.Status.CanListTasks = &can
 		}
 		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
@@ -131,51 +164,6 @@ func cardFresh(agent *v1alpha1.Agent, refresh time.Duration, now time.Time) (tim
 	}
 	left := refresh - now.Sub(st.LastRefreshTime.Time)
 	return left, left > 0
-}
-
-// resolve reads the card under its own deadline, so a hung card server
-// holds one worker for at most that long and delays only its own Agent
-// (controller-runtime never reconciles one Agent on two workers at once, so
-// a card read needs no pool of its own).
-func (r *AgentReconciler) resolve(ctx context.Context, agent *v1alpha1.Agent) (*a2a.Card, error) {
-	var asked time.Duration
-	if t := agent.Spec.RequestTimeout; t != nil {
-		asked = t.Duration
-	}
-	ctx, cancel := context.WithTimeout(ctx, agentio.CallTimeout(asked, r.MaxCallTimeout))
-	defer cancel()
-	ep, err := r.Connector.Endpoint(ctx, agent, "")
-	if err != nil {
-		return nil, err
-	}
-	return a2a.ResolveCard(ctx, ep)
-}
-
-// probeTimeout bounds the ListTasks capability probe at card read.
-const probeTimeout = 5 * time.Second
-
-// canListTasks probes whether the agent lists tasks for this caller; known
-// is false when the probe got no usable answer (the last answer stands).
-func (r *AgentReconciler) canListTasks(ctx context.Context, agent *v1alpha1.Agent, card *a2a.Card) (can, known bool) {
-	ep, err := r.Connector.Endpoint(ctx, agent, "")
-	if err != nil {
-		return false, false
-	}
-	c, err := a2a.NewClient(ctx, ep, card)
-	if err != nil {
-		return false, false
-	}
-	defer c.Close()
-	// The probe must not hold the card's status back: an agent that takes
-	// calls and never answers would keep the Agent from Ready for its whole
-	// requestTimeout. Without an answer the last value stands.
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	listing, err := a2a.ProbeListing(pctx, c)
-	if err != nil {
-		logf.FromContext(ctx).Info("cannot tell whether the agent lists tasks", "error", err.Error())
-	}
-	return listing == a2a.ListSupported, listing != a2a.ListUnknown
 }
 
 // cardFailureReason is the Ready reason of a card that could not be used: an
@@ -215,8 +203,16 @@ func withoutRefreshTime(st v1alpha1.AgentStatus) v1alpha1.AgentStatus {
 
 // SetupWithManager sets up the controller with the Manager.
 func (r *AgentReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Calls == nil {
+		r.Calls = agentio.NewDispatcher(0, r.MaxCallTimeout)
+	}
+	if r.Calls.Connector == nil {
+		r.Calls.Connector = r.Connector
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Agent{}).
+		// A finished card read wakes its Agent.
+		WatchesRawSource(source.Channel(r.Calls.AgentEvents(), &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.MaxConcurrentReconciles, 4)}).
 		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.deletingAgentOf)).
 		Named("agent").

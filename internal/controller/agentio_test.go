@@ -8,16 +8,21 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -204,4 +209,131 @@ func k8sWatcher() client.WithWatch {
 		panic(err)
 	}
 	return c
+}
+
+// What the operator keeps per Delegation (the cascade's record, the send
+// records, the answers and the followed tasks) goes with the Delegation: a
+// tree created, cascaded and deleted leaves nothing behind.
+func TestEveryMapKeyedByDelegationIsPrunedWhenItGoes(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
+	t.Cleanup(e.agent.Close)
+	var r *DelegationReconciler
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(dr *DelegationReconciler) { r = dr })
+	e.createAgent("agent", e.agent.URL())
+	e.create(e.task("root", "wait"))
+	tasks := make([]string, 0, 4)
+	tasks = append(tasks, e.waitRunning("root").Status.TaskID)
+	names := make([]string, 0, 4)
+	names = append(names, "root")
+	for i := range 3 {
+		name := fmt.Sprintf("child-%d", i)
+		names = append(names, name)
+		e.create(e.task(name, "wait", childOf("root")))
+		tasks = append(tasks, e.waitRunning(name).Status.TaskID)
+	}
+	for _, name := range names { // envtest runs no garbage collector
+		e.g.Expect(client.IgnoreNotFound(k8sClient.Delete(context.Background(), e.get(name)))).To(Succeed())
+	}
+	e.g.Eventually(func() int {
+		var list v1alpha1.DelegationList
+		e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+		return len(list.Items)
+	}, eventually, tick).Should(BeZero())
+	for _, id := range tasks {
+		e.g.Expect(e.agent.Cancelled(id)).To(BeTrue(), "task %s was cancelled", id)
+	}
+	e.g.Eventually(func(g Gomega) {
+		g.Expect(r.cascaded.size()).To(BeZero(), "the cascade's records")
+		for _, name := range names {
+			key := types.NamespacedName{Namespace: e.ns, Name: name}
+			_, sent := r.Calls.SendRecord(key)
+			g.Expect(sent).To(BeFalse(), name)
+			g.Expect(r.Scheduler.Tracked(key)).To(BeFalse(), name)
+			_, handled := r.handled.Load(key)
+			g.Expect(handled).To(BeFalse(), name)
+			for _, kind := range []agentio.Kind{agentio.KindSend, agentio.KindGet, agentio.KindCancel, agentio.KindReply} {
+				g.Expect(r.Calls.Has(agentio.Key{Delegation: key, Kind: kind})).To(BeFalse(), name+"/"+string(kind))
+			}
+		}
+	}, eventually, tick).Should(Succeed())
+}
+
+// blackHole accepts connections and never answers: a card read at it waits
+// for its whole deadline.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+// Twelve Agents of one namespace point at a server that accepts connections
+// and never answers. Their card reads hold only their own Agents' pools:
+// another namespace's new Agent is Ready within 5 s, and its Delegation runs.
+func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	hungNS, otherNS := newNamespace(t), newNamespace(t)
+	startOperatorIn(t, cfg, []string{hungNS, otherNS}, testOptions(), nil)
+	hole := blackHole(t)
+	for i := range 12 {
+		hung := &env{t: t, g: g, ns: hungNS}
+		hung.createAgent(fmt.Sprintf("hole-%d", i), hole, func(a *v1alpha1.Agent) {
+			a.Spec.RequestTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+		})
+	}
+	// Every black-hole card read is on its way before the other tenant comes.
+	g.Eventually(func(g Gomega) {
+		var list v1alpha1.AgentList
+		g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(hungNS))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(12))
+		for _, a := range list.Items {
+			g.Expect(a.Finalizers).NotTo(BeEmpty(), a.Name)
+		}
+	}, eventually, tick).Should(Succeed())
+	time.Sleep(time.Second)
+
+	other := &env{t: t, g: g, ns: otherNS, agent: newTestAgent()}
+	t.Cleanup(other.agent.Close)
+	created := time.Now()
+	other.createAgent("agent", other.agent.URL())
+	g.Eventually(func(g Gomega) {
+		a := &v1alpha1.Agent{}
+		g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: otherNS, Name: "agent"}, a)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeTrue())
+	}, 5*time.Second, 50*time.Millisecond).Should(Succeed(), "Ready within 5 s")
+	t.Logf("the other namespace's Agent was Ready %s after it was created", time.Since(created).Round(time.Millisecond))
+	other.create(other.task("runs", "hello"))
+	d := other.waitPhase("runs", v1alpha1.PhaseSucceeded)
+	g.Expect(d.Status.Result.Text).To(Equal("echo: hello"))
+
+	var list v1alpha1.AgentList
+	g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(hungNS))).To(Succeed())
+	for _, a := range list.Items {
+		g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeFalse(), "%s never answered", a.Name)
+	}
 }

@@ -53,7 +53,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	}
 	if !answered {
 		if s.agent == nil {
-			res = agentio.Result{Err: errors.New("the Agent no longer exists")}
+			res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
 		} else {
 			if !r.Calls.State(callKey(s.d, agentio.KindCancel)).Pending {
 				r.dispatchCancel(s.d, s.agent)
@@ -83,8 +83,8 @@ func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
 		return true
 	}
 	if res, ok := r.take(s, key); ok && s.d.Status.TaskID == "" {
-		if out, _ := res.Value.(sendOutcome); out.task != nil && out.task.ID != "" {
-			s.d.Status.TaskID, s.d.Status.ContextID = out.task.ID, out.task.ContextID
+		if t := res.Task; t != nil && t.ID != "" {
+			s.d.Status.TaskID, s.d.Status.ContextID = t.ID, t.ContextID
 		}
 	}
 	return false
@@ -92,22 +92,22 @@ func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
 
 // applyCancel records the answer to a CancelTask (and to the look-up of a
 // send's task before it).
-func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Result) (ctrl.Result, error) {
+func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Answer) (ctrl.Result, error) {
 	st := &s.d.Status
-	out, _ := res.Value.(cancelOutcome)
-	if st.TaskID == "" && out.taskID != "" {
-		st.TaskID = out.taskID
+	if st.TaskID == "" && res.TaskID != "" {
+		st.TaskID = res.TaskID
 	}
 	inTime := s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout
+	lookUpErr := lookUpError(res)
 	switch {
-	case out.lookupErr != nil && inTime:
-		logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", out.lookupErr.Error())
+	case lookUpErr != nil && inTime:
+		logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", lookUpErr.Error())
 		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
-	case out.lookupErr != nil:
+	case lookUpErr != nil:
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
-			"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(out.lookupErr.Error(), 800))
+			"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(lookUpErr.Error(), 800))
 		step.Outcome.Message += "; the task of the send could not be looked up to cancel it"
-	case out.unconfirmed:
+	case cancelUnconfirmed(res):
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
 			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
 		step.Outcome.Message += "; the send may have reached the agent, which cannot list tasks"
@@ -119,7 +119,7 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(res.Err.Error(), 800))
 		step.Outcome.Message += "; the agent did not confirm the cancel"
 	}
-	if t := out.task; t != nil {
+	if t := res.Task; t != nil {
 		st.RemoteState = string(t.State)
 		// The task's last report: what it is charged when it finished
 		// before the cancel arrived.
@@ -132,4 +132,18 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 	}
 	r.setPhase(s, step)
 	return ctrl.Result{}, nil
+}
+
+// lookUpError is the error of a cancel's look-up of the send's task, if any.
+func lookUpError(res agentio.Answer) error {
+	if res.LookUp == nil {
+		return nil
+	}
+	return res.LookUp.Err
+}
+
+// cancelUnconfirmed: the send may have reached an agent that cannot list
+// tasks; nothing could be cancelled.
+func cancelUnconfirmed(res agentio.Answer) bool {
+	return res.LookUp != nil && res.LookUp.Err == nil && !res.LookUp.Listed
 }

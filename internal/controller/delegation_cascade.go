@@ -19,10 +19,14 @@ import (
 )
 
 // cascaded remembers the parents whose subtree was already dispatched, so a
-// parent's later passes do not send CancelTask again.
+// parent's later passes do not send CancelTask again. Both maps are keyed by
+// Delegation and pruned when it is gone (forget), so they hold only objects
+// that exist.
 type cascaded struct {
-	mu   sync.Mutex
-	uids map[types.UID]bool
+	mu sync.Mutex
+	// roots: the UID of each parent (by key) whose subtree was dispatched; a
+	// new object of the same name has another UID and cascades again.
+	roots map[types.NamespacedName]types.UID
 	// reasons: descendants whose CancelTask a cascade dispatched, and why.
 	// A descendant that reads its task back as canceled before its cache
 	// shows the parent's end reports the parent's reason, not Remote.
@@ -49,17 +53,32 @@ func (c *cascaded) reason(key types.NamespacedName, forget bool) (string, bool) 
 	return r, ok
 }
 
-func (c *cascaded) first(uid types.UID) bool {
+func (c *cascaded) first(key types.NamespacedName, uid types.UID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.uids == nil {
-		c.uids = map[types.UID]bool{}
+	if c.roots == nil {
+		c.roots = map[types.NamespacedName]types.UID{}
 	}
-	if c.uids[uid] {
+	if c.roots[key] == uid {
 		return false
 	}
-	c.uids[uid] = true
+	c.roots[key] = uid
 	return true
+}
+
+// forget drops what is kept of a Delegation that is gone.
+func (c *cascaded) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.roots, key)
+	delete(c.reasons, key)
+}
+
+// size is how many entries are kept (for tests).
+func (c *cascaded) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.roots) + len(c.reasons)
 }
 
 // cascadeCancel dispatches CancelTask for every unsettled descendant of a
@@ -69,7 +88,7 @@ func (c *cascaded) first(uid types.UID) bool {
 // client's rate; their finalizers then only confirm. A Detach child and
 // its subtree are left alone.
 func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1.Delegation, reason string) {
-	if !r.cascaded.first(root.UID) {
+	if !r.cascaded.first(client.ObjectKeyFromObject(root), root.UID) {
 		return
 	}
 	agents := map[string]*v1alpha1.Agent{}

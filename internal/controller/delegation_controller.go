@@ -89,6 +89,8 @@ type DelegationReconciler struct {
 	Scheduler *agentio.Scheduler
 	Recorder  events.EventRecorder
 	Options   Options
+	// sentTerms holds, per Delegation, the terms of a send on its way.
+	sentTerms sync.Map
 	// Push, when set, is registered with agents that push notifications.
 	Push *PushReceiver
 	// Clock is the clock; tests may replace it.
@@ -99,9 +101,6 @@ type DelegationReconciler struct {
 	// handled is the resourceVersion each Delegation had when this process
 	// last finished a pass on it.
 	handled sync.Map
-	// agentCopies holds one read-only copy of each Agent version for the
-	// calls and followed tasks that need it, instead of one per Delegation.
-	agentCopies sync.Map // types.NamespacedName -> *v1alpha1.Agent
 	// afterCharge, when set, runs after a child charged its parent and
 	// before its own status is written: tests stop the operator there.
 	afterCharge func(ctx context.Context)
@@ -123,7 +122,7 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			r.Scheduler.Untrack(req.NamespacedName)
 			r.Calls.Forget(req.NamespacedName)
 			r.handled.Delete(req.NamespacedName)
-			r.cascaded.reason(req.NamespacedName, true)
+			r.cascaded.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -148,6 +147,9 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 
 	s := newScope(d, r.now())
+	if rec, ok := r.Calls.SendRecord(req.NamespacedName); ok {
+		s.sendLeft = rec.FirstLeft
+	}
 	if rv, ok := r.handled.Load(req.NamespacedName); !ok || rv != d.ResourceVersion {
 		s.changed = true
 	}
@@ -169,6 +171,9 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			r.cascaded.reason(req.NamespacedName, true)
 		}
 		r.handled.Store(req.NamespacedName, s.d.ResourceVersion)
+		if s.d.Status.TaskID != "" || delegation.Settled(s.d.Status.Phase) {
+			r.Calls.SendResolved(req.NamespacedName)
+		}
 		r.follow(s, &s.seen)
 		if !wasSettled && delegation.Settled(s.d.Status.Phase) {
 			// A parent that ended cancels its children's tasks at once.
@@ -256,6 +261,9 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	r.Options = r.Options.withDefaults()
 	if r.Calls == nil {
 		r.Calls = agentio.NewDispatcher(0, 0)
+	}
+	if r.Calls.Connector == nil {
+		r.Calls.Connector = r.Connector
 	}
 	if r.Scheduler == nil {
 		r.Scheduler = &agentio.Scheduler{}

@@ -68,7 +68,7 @@ func (r *DelegationReconciler) cancelBeforeDelete(ctx context.Context, d *v1alph
 	res, answered := r.Calls.Take(callKey(d, agentio.KindCancel))
 	if !answered {
 		if s.agent == nil {
-			res = agentio.Result{Err: errors.New("the Agent no longer exists")}
+			res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
 		} else {
 			if !r.Calls.State(callKey(d, agentio.KindCancel)).Pending {
 				r.dispatchCancel(d, s.agent)
@@ -76,23 +76,23 @@ func (r *DelegationReconciler) cancelBeforeDelete(ctx context.Context, d *v1alph
 			if elapsed < r.Options.CancelTimeout {
 				return ctrl.Result{RequeueAfter: r.Options.CancelTimeout - elapsed}, true
 			}
-			res = agentio.Result{Err: errors.New("no answer to CancelTask")}
+			res = agentio.Answer{Err: errors.New("no answer to CancelTask")}
 		}
 	}
-	out, _ := res.Value.(cancelOutcome)
 	taskID := d.Status.TaskID
 	if taskID == "" {
-		taskID = out.taskID
+		taskID = res.TaskID
 	}
+	lookUpErr := lookUpError(res)
 	switch {
-	case out.lookupErr != nil && elapsed < r.Options.CancelTimeout:
-		logf.FromContext(ctx).Info("cannot look up the task to cancel before deletion; retrying", "error", out.lookupErr.Error())
+	case lookUpErr != nil && elapsed < r.Options.CancelTimeout:
+		logf.FromContext(ctx).Info("cannot look up the task to cancel before deletion; retrying", "error", lookUpErr.Error())
 		return ctrl.Result{RequeueAfter: min(retryDelay(now, d.DeletionTimestamp.Time), r.Options.CancelTimeout-elapsed)}, true
-	case out.lookupErr != nil:
+	case lookUpErr != nil:
 		r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
-			"released the finalizer after %s without finding the task of the send: %s", r.Options.CancelTimeout, truncate(out.lookupErr.Error(), 700))
+			"released the finalizer after %s without finding the task of the send: %s", r.Options.CancelTimeout, truncate(lookUpErr.Error(), 700))
 		return ctrl.Result{}, false
-	case out.unconfirmed:
+	case cancelUnconfirmed(res):
 		r.Recorder.Eventf(d, nil, "Warning", "CancelUnconfirmed", "Delete",
 			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
 		return ctrl.Result{}, false

@@ -83,6 +83,17 @@ func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change f
 	return nil
 }
 
+// sentTerms are what a send was made under, kept in memory from the
+// dispatch until its answer is applied: the status record is taken from
+// them, not from the object at that time (its send marker may have been
+// removed, spec.timeout changed).
+type sentTerms struct {
+	// marker is the send marker the request was made after.
+	marker *metav1.Time
+	// deadline is the deadline the agent was given.
+	deadline *metav1.Time
+}
+
 // recordSentTerms keeps the send marker a send was made after, should the
 // annotation be gone by the time its answer is applied (a user removed
 // it): the status write that follows records it, and from then on status

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -39,6 +40,9 @@ type scope struct {
 	taken []takenResult
 	// seen is the Fingerprint of the task report applied in this pass.
 	seen string
+	// sendLeft is when this process's first send of the task left (zero
+	// when it made none): the send's window counts from it.
+	sendLeft time.Time
 	// answeredAt is when the latest call taken in this pass was answered:
 	// a task's first renewal is due one interval after the send's answer,
 	// however long the answer waited to be applied.
@@ -63,7 +67,7 @@ func newScope(d *v1alpha1.Delegation, now time.Time) *scope {
 func (s *scope) observation(o Options) delegation.Observation {
 	return delegation.Observation{
 		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
-		TreeError: s.treeErr, Children: s.children, SendTimeout: o.SendTimeout,
+		TreeError: s.treeErr, Children: s.children, SendTimeout: o.SendTimeout, SendLeft: s.sendLeft,
 	}
 }
 
@@ -154,7 +158,7 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 	}
 	s.agent = &agent
 	// A deleting Agent serves the tasks it has (cancels, polls) but starts none.
-	s.agentObs = delegation.Agent{Found: true,
+	s.agentObs = delegation.Agent{Found: true, CanList: agentio.CanList(&agent),
 		Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready") && agent.DeletionTimestamp.IsZero()}
 	return ctrl.Result{}, nil
 }

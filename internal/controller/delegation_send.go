@@ -7,9 +7,10 @@ package controller
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -41,7 +42,7 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 		}
 		// Status is written when the answer comes: Running is the next write.
 		s.skipStatus = true
-		r.dispatchSend(s, false)
+		r.dispatchSend(s)
 		return ctrl.Result{}, nil
 	}
 	if err := r.ensureFinalizer(ctx, s); err != nil {
@@ -50,13 +51,13 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 	if st.StartTime == nil {
 		r.markStarted(s)
 	}
-	switch delegation.PendingSend(st.SendResult, agentCanList(s.agent)) {
+	switch delegation.PendingSend(st.SendResult, agentio.CanList(s.agent)) {
 	case delegation.PlanGiveUp:
 		r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
 			"it is not sent again; a lease, if any, bounds a task started by it"))
 		return ctrl.Result{}, nil
 	case delegation.PlanLookUp:
-		r.dispatchSend(s, true)
+		r.dispatchLookUp(s)
 		return ctrl.Result{}, nil
 	}
 	return r.resend(ctx, s)
@@ -70,21 +71,22 @@ func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Resul
 	if err := r.persistStatus(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.dispatchSend(s, false)
+	r.dispatchSend(s)
 	return ctrl.Result{}, nil
 }
 
 // applySend records the answer to a send, a look-up, or the adoption of
 // spec.taskID.
-func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
+func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
-	out, _ := res.Value.(sendOutcome)
-	recordSentTerms(st, out.sent)
+	sent, _ := r.sentTerms.LoadAndDelete(client.ObjectKeyFromObject(s.d))
+	terms, _ := sent.(sentTerms)
+	recordSentTerms(st, terms)
 	if st.StartTime == nil {
 		r.markStarted(s)
-		if out.sent.deadline != nil {
-			st.Deadline = out.sent.deadline.DeepCopy() // what the agent was told
+		if terms.deadline != nil {
+			st.Deadline = terms.deadline.DeepCopy() // what the agent was told
 		}
 	}
 	switch {
@@ -92,20 +94,20 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		if res.Err != nil {
 			return r.remoteError(ctx, s, res.Err)
 		}
-		if refused, err := r.refuseAdoption(ctx, s, out.task); refused || err != nil {
+		if refused, err := r.refuseAdoption(ctx, s, res.Task); refused || err != nil {
 			return ctrl.Result{}, err
 		}
-		st.TaskID, st.ContextID = out.task.ID, out.task.ContextID
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+out.task.ID))
-		return r.applyTask(ctx, s, out.task)
-	case out.lookedUp:
-		return r.applyLookUp(ctx, s, out, res.Err)
+		st.TaskID, st.ContextID = res.Task.ID, res.Task.ContextID
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+res.Task.ID))
+		return r.applyTask(ctx, s, res.Task)
+	case res.LookUp != nil:
+		return r.applyLookUp(ctx, s, res)
 	}
 	err := res.Err
-	result := callResult(err)
+	result := res.Class
 	switch result {
-	case delegation.CallAccepted:
-		t := out.task
+	case a2a.OutcomeAccepted:
+		t := res.Task
 		st.SendResult = ""
 		st.TaskID, st.ContextID = t.ID, t.ContextID
 		if st.ContextID == "" {
@@ -114,12 +116,12 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		r.recordLease(s, t)
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
 		return r.applyTask(ctx, s, t)
-	case delegation.CallRefused:
+	case a2a.OutcomeRefused:
 		st.SendResult = ""
 		r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
 		return ctrl.Result{}, nil
 	}
-	sendResult, plan := delegation.AfterSend(result, agentCanList(s.agent))
+	sendResult, plan := delegation.AfterSend(result, agentio.CanList(s.agent))
 	st.SendResult = sendResult
 	if plan == delegation.PlanGiveUp {
 		r.setPhase(s, delegation.SendOutcomeUnknown("the answer to the send was lost and the agent cannot list tasks: "+
@@ -132,66 +134,62 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 }
 
 // applyLookUp acts on a look-up of an earlier send: adopt what it found,
-// wait, give up, or send again (recorded first).
-func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, out sendOutcome, err error) (ctrl.Result, error) {
-	st := &s.d.Status
-	switch {
-	case out.lookupErr != nil:
-		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", out.lookupErr.Error())
-		r.noteSend(s, "looking up the task of an earlier send: "+out.lookupErr.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
-	case out.task != nil:
-		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", out.task.ID)
+// or do what the look-ups proved (delegation.AfterLookUp): look again,
+// send the same message again (recorded first), or give up.
+func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
+	st, lu := &s.d.Status, res.LookUp
+	if res.Found() {
+		t := res.Task
+		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", t.ID)
 		sendAdoptions.Inc()
-		st.TaskID, st.ContextID, st.SendResult = out.task.ID, out.task.ContextID, ""
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+out.task.ID+" of an earlier send"))
-		if err != nil { // the full read failed; the scheduler reads it again
-			return r.remoteError(ctx, s, err)
+		st.TaskID, st.ContextID, st.SendResult = t.ID, t.ContextID, ""
+		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" of an earlier send"))
+		if res.Err != nil { // the full read failed; the scheduler reads it again
+			return r.remoteError(ctx, s, res.Err)
 		}
-		return r.applyTask(ctx, s, out.task)
+		return r.applyTask(ctx, s, t)
 	}
-	plan := delegation.AfterLookUp(st.SendResult)
-	if !out.listed {
-		plan = delegation.PendingSend(st.SendResult, false)
+	if lu.Err == nil && !lu.Listed {
+		if delegation.PendingSend(st.SendResult, false) == delegation.PlanGiveUp {
+			r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
+				"it is not sent again; a lease, if any, bounds a task started by it"))
+			return ctrl.Result{}, nil
+		}
+		return r.resend(ctx, s)
 	}
-	switch plan {
-	case delegation.PlanGiveUp:
-		r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
-			"it is not sent again; a lease, if any, bounds a task started by it"))
+	rec, _ := r.Calls.SendRecord(client.ObjectKeyFromObject(s.d))
+	plan := delegation.AfterLookUp(delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
+		FailedLookUps: rec.FailedLookUps, WindowOver: delegation.SendWindowOver(s.observation(r.Options))})
+	switch {
+	case plan == delegation.PlanGiveUp && lu.Err != nil:
+		r.setPhase(s, delegation.SendOutcomeUnknown(fmt.Sprintf("no task id from the agent within %s of the send, and its last %d look-ups failed: %s",
+			r.Options.SendTimeout, rec.FailedLookUps, lu.Err.Error())))
 		return ctrl.Result{}, nil
-	case delegation.PlanWait:
+	case plan == delegation.PlanGiveUp:
+		r.setPhase(s, delegation.SendNeverArrived(fmt.Sprintf("the agent had no task of the send %s after it was first sent", r.Options.SendTimeout)))
+		return ctrl.Result{}, nil
+	case plan == delegation.PlanWait && lu.Err != nil:
+		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", lu.Err.Error())
+		r.noteSend(s, "looking up the task of an earlier send: "+lu.Err.Error())
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+	case plan == delegation.PlanWait:
 		r.noteSend(s, "the answer to the send was lost; looking for the task at the agent")
 		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
 	}
+	logf.FromContext(ctx).Info("the agent has no task of an earlier send; sending the same message again")
 	return r.resend(ctx, s)
 }
 
-// noteSend shows why a send is still pending, without changing its phase.
+// noteSend shows why a send is still pending, without changing its phase;
+// a Delegation that shows no phase yet (its first send's answer was lost or
+// unusable) shows Pending, reason Sending: a phase is always shown.
 func (r *DelegationReconciler) noteSend(s *scope, msg string) {
-	if o := s.d.Status.Outcome; o != nil {
-		o.Message = truncate(msg, maxOutcomeMessage)
+	o := s.d.Status.Outcome
+	if o == nil || s.d.Status.Phase == "" {
+		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, msg))
+		return
 	}
-}
-
-// lookUpSent looks for the task of a send whose answer was lost. listed is
-// false when the agent cannot list tasks for the operator (0.3, no
-// ListTasks, ListTasks only for authenticated callers): then nothing can be
-// found. An error means the look-up may work later. It runs on the pool.
-func lookUpSent(ctx context.Context, c a2a.Client, canList bool, contextID, uid string, ownContext bool) (t *a2a.Task, listed bool, err error) {
-	if !canList {
-		return nil, false, nil
-	}
-	tasks, err := c.ListByContext(ctx, contextID)
-	if err != nil {
-		// An agent that refuses to list, or a context too large to read,
-		// cannot tell us: the same as an agent that cannot list.
-		if cannotList(err) {
-			return nil, false, nil
-		}
-		return nil, true, err
-	}
-	t, err = delegation.OwnTask(tasks, uid, ownContext)
-	return t, true, err
+	o.Message = truncate(msg, maxOutcomeMessage)
 }
 
 // sendReply sends the claimed reply spec.replies[repliesSent-1] on the pool.
@@ -209,10 +207,10 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope) (ctrl.Re
 // applyReply records the answer to a reply. The claim is given back only
 // when nothing reached the agent; after a lost answer it is kept with
 // status.replyInFlight, and the task is read before any re-send.
-func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res agentio.Result) (ctrl.Result, error) {
+func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	st := &s.d.Status
-	result := callResult(res.Err)
-	if result == delegation.CallAccepted {
+	result := res.Class
+	if result == a2a.OutcomeAccepted {
 		st.ReplyInFlight = false
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, delegation.ReplySent())
@@ -231,7 +229,7 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 // checkReply settles a claimed reply against the task read back: resend
 // says the same reply is to be sent again. The read that brought t also
 // listed the client's recent messages when the task carried none (see
-// readTask), so nothing here waits on the agent.
+// readRequest), so nothing here waits on the agent.
 func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.Task) (resend bool) {
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
@@ -249,49 +247,4 @@ func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.
 	}
 	st.ReplyInFlight = false
 	return false
-}
-
-// readTask reads a task on the Agent's pool. With a reply in flight whose
-// answer was lost, a task read without the client's recent message ids is
-// completed by listing its context, so the reply can be checked; a failed
-// listing fails the read, which is retried at the task's cadence.
-func readTask(ctx context.Context, c a2a.Client, id string, lease bool, replyCheck *replyLookUp) (*a2a.Task, error) {
-	t, err := c.Get(ctx, id, lease)
-	if err != nil || replyCheck == nil || len(t.MessageIDs) > 0 {
-		return t, err
-	}
-	tasks, err := c.ListByContext(ctx, replyCheck.contextID)
-	if cannotList(err) {
-		return t, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, listed := range tasks {
-		if listed.ID == t.ID {
-			out := *t
-			out.MessageIDs = listed.MessageIDs
-			return &out, nil
-		}
-	}
-	return t, nil
-}
-
-// replyLookUp says a read must also find the client's recent messages.
-type replyLookUp struct{ contextID string }
-
-// replyCheckOf is the look-up a read of this Delegation's task needs: one
-// only while a reply's answer is unknown and the agent can list.
-func replyCheckOf(d *v1alpha1.Delegation, agent *v1alpha1.Agent) *replyLookUp {
-	if !d.Status.ReplyInFlight || d.Status.ContextID == "" || !agentCanList(agent) {
-		return nil
-	}
-	return &replyLookUp{contextID: d.Status.ContextID}
-}
-
-// cannotList: an agent that refuses to list, or a context too large to
-// read, cannot tell us anything: the same as an agent that cannot list.
-func cannotList(err error) bool {
-	return errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) ||
-		callResult(err) == delegation.CallRefused
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -24,9 +25,9 @@ import (
 func TestAnswerAheadOfCache(t *testing.T) {
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	marked := metav1.NewTime(now.Add(-time.Second))
-	sent := agentio.Result{Value: sendOutcome{}, Err: errors.New("connection refused"), Finished: now.Add(-100 * time.Millisecond)}
-	lookedUp := agentio.Result{Value: sendOutcome{lookedUp: true, lookupErr: errors.New("connection refused")}, Finished: sent.Finished}
-	noClient := agentio.Result{Err: errors.New("reading Secret"), Finished: sent.Finished}
+	sent := agentio.Answer{Err: errors.New("connection refused"), Finished: now.Add(-100 * time.Millisecond)}
+	lookedUp := agentio.Answer{LookUp: &agentio.LookUpAnswer{Listed: true, Err: errors.New("connection refused")}, Finished: sent.Finished}
+	noClient := agentio.Answer{Err: errors.New("reading Secret"), Finished: sent.Finished}
 	old := sent
 	old.Finished = now.Add(-cacheLag)
 	d := func(started *metav1.Time, result v1alpha1.SendResult, taskID string) *v1alpha1.Delegation {
@@ -35,7 +36,7 @@ func TestAnswerAheadOfCache(t *testing.T) {
 	cases := []struct {
 		name string
 		d    *v1alpha1.Delegation
-		res  agentio.Result
+		res  agentio.Answer
 		want bool
 	}{
 		{"the first send, marker not in the cache yet", d(nil, "", ""), sent, true},
@@ -58,7 +59,94 @@ func TestAnswerAheadOfCache(t *testing.T) {
 // operator: it is made again, never taken for one the agent may have.
 func TestSendWithoutAClientIsNotSent(t *testing.T) {
 	err := a2a.NotMade(errors.New(`reading Secret ns/creds: secrets "creds" not found`))
-	if got := callResult(err); got != delegation.CallNotSent {
-		t.Fatalf("callResult = %s, want %s", got, delegation.CallNotSent)
+	if got := a2a.Classify(err); got != a2a.OutcomeNotMade {
+		t.Fatalf("Classify = %s, want %s", got, a2a.OutcomeNotMade)
 	}
+	if res, _ := delegation.AfterSend(a2a.Classify(err), false); res != v1alpha1.SendNotSent {
+		t.Fatalf("AfterSend = %s, want %s", res, v1alpha1.SendNotSent)
+	}
+}
+
+// A send a proxy answered 502 without forwarding it, at an agent that lists:
+// once the send's own deadline passed, a look-up the agent answered proves
+// it has no task of it, and the same message is sent again. The Delegation
+// runs instead of failing, and the agent holds one task.
+func TestLostSendTheAgentNeverSawIsSentAgain(t *testing.T) {
+	e := setup(t)
+	e.agent.lostSends.Store(1)
+	e.create(e.task("lost", "hello"))
+
+	d := e.waitPhase("lost", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("echo: hello"))
+	sends := e.agent.Calls("SendMessage")
+	e.g.Expect(sends).To(HaveLen(2), "the lost send and the one made again")
+	e.g.Expect(sends[1].MessageID).To(Equal(sends[0].MessageID), "the same message id")
+	lookUps := e.agent.LookUps(d.Status.ContextID)
+	e.g.Expect(lookUps).NotTo(BeEmpty(), "sent again only after a look-up")
+}
+
+// At an agent whose card says it streams, a task's end shows through its
+// stream: the poll interval is an hour, so no poll can explain it.
+func TestStreamingAgentsTaskSettlesWithoutAPoll(t *testing.T) {
+	e := setup(t)
+	streaming := newStreamingTestAgent()
+	t.Cleanup(streaming.Close)
+	e.createAgent("streaming", streaming.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.g.Expect(e.waitAgentReady("streaming").Status.Streaming).To(BeTrue())
+	e.create(e.kitTask("streamed", "streaming", "slow"))
+
+	d := e.waitPhase("streamed", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("slow done"))
+	e.g.Expect(streaming.Calls("SubscribeToTask")).NotTo(BeEmpty(), "followed by its stream")
+}
+
+// A stream that sends events of another task is cut and the task is read
+// instead: the other task's end is never taken for this one's.
+func TestStreamWithAnotherTasksEventsIsCutAndTheTaskRead(t *testing.T) {
+	e := setup(t)
+	liar := newStreamingTestAgent()
+	t.Cleanup(liar.Close)
+	liar.lyingStreams.Store(true)
+	e.createAgent("liar", liar.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.waitAgentReady("liar")
+	e.create(e.kitTask("lied-to", "liar", "wait"))
+	d := e.waitRunning("lied-to")
+
+	e.g.Eventually(func() int { return len(liar.Calls("SubscribeToTask")) }, eventually, tick).Should(BeNumerically(">=", 2),
+		"cut, and subscribed again")
+	e.g.Eventually(func() bool {
+		subscribed := false
+		for _, c := range liar.Calls("") {
+			if c.Method == "SubscribeToTask" {
+				subscribed = true
+			}
+			if subscribed && c.Method == "GetTask" && c.TaskID == d.Status.TaskID {
+				return true
+			}
+		}
+		return false
+	}, eventually, tick).Should(BeTrue(), "the task was read after the lie")
+	e.g.Consistently(func() v1alpha1.Phase { return e.get("lied-to").Status.Phase }, 2*time.Second, tick).
+		Should(Equal(v1alpha1.PhaseRunning), "another task's end is not this one's")
+}
+
+// A send answered with a task id no status can hold (300,000 characters)
+// shows a phase at once: Pending, reason Sending, with why; it never goes
+// without one until --send-timeout.
+func TestUnusableSendAnswerShowsAPhase(t *testing.T) {
+	e := setup(t)
+	e.agent.hugeTaskIDs.Store(true)
+	e.create(e.task("huge", "hello"))
+	e.g.Eventually(func(g Gomega) {
+		d := e.get("huge")
+		g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(d.Status.Outcome).NotTo(BeNil())
+		g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonSending))
+		g.Expect(d.Status.Outcome.Message).NotTo(BeEmpty(), "it says why")
+		g.Expect(len(d.Status.TaskID)).To(BeZero())
+	}, 10*time.Second, tick).Should(Succeed(), "a phase well before --send-timeout (20s here)")
 }

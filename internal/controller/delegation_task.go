@@ -184,9 +184,9 @@ const cacheLag = 10 * time.Second
 // to this one would only fail its locked status write. A look-up follows no
 // write, so its answer never waits, and no answer waits past cacheLag (the
 // locked write keeps a stale copy from winning anyway).
-func answerAheadOfCache(d *v1alpha1.Delegation, res agentio.Result, now time.Time) bool {
+func answerAheadOfCache(d *v1alpha1.Delegation, res agentio.Answer, now time.Time) bool {
 	st := &d.Status
-	if out, _ := res.Value.(sendOutcome); out.lookedUp || d.Spec.TaskID != "" || st.TaskID != "" {
+	if res.LookUp != nil || d.Spec.TaskID != "" || st.TaskID != "" {
 		return false
 	}
 	return (st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent) && now.Sub(res.Finished) < cacheLag
@@ -244,12 +244,11 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok {
-		t, _ := res.Value.(*a2a.Task)
 		if res.Err != nil {
 			s.seen = agentio.Fingerprint(nil, res.Err)
 			return r.remoteError(ctx, s, res.Err)
 		}
-		return r.applyTask(ctx, s, t)
+		return r.applyTask(ctx, s, res.Task)
 	}
 	if s.agent == nil {
 		return r.remoteError(ctx, s, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name))

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 )
 
 // The operator uses a Secret only once its namespace marked it: until then
@@ -76,9 +77,9 @@ func TestSecretsAreUsedOnlyWhenMarked(t *testing.T) {
 func TestSecretConsentLabel(t *testing.T) {
 	g := NewWithT(t)
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
-	g.Expect(checkSecretConsent(s)).To(MatchError(ErrSecretNotMarked))
+	g.Expect(agentio.CheckSecretConsent(s)).To(MatchError(ErrSecretNotMarked))
 	s.Labels = map[string]string{AgentCredentialsLabel: "false"}
-	g.Expect(checkSecretConsent(s)).To(MatchError(ErrSecretNotMarked))
+	g.Expect(agentio.CheckSecretConsent(s)).To(MatchError(ErrSecretNotMarked))
 	s.Labels[AgentCredentialsLabel] = "true"
-	g.Expect(checkSecretConsent(s)).To(Succeed())
+	g.Expect(agentio.CheckSecretConsent(s)).To(Succeed())
 }

@@ -32,6 +32,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 )
 
 var (
@@ -108,10 +109,20 @@ func startOperatorWith(t *testing.T, ns string, opts Options, configure func(*De
 // startOperatorOn runs the operator against another API server.
 func startOperatorOn(t *testing.T, restConfig *rest.Config, ns string, opts Options, configure func(*DelegationReconciler)) *operator {
 	t.Helper()
+	return startOperatorIn(t, restConfig, []string{ns}, opts, configure)
+}
+
+// startOperatorIn runs one operator for several namespaces.
+func startOperatorIn(t *testing.T, restConfig *rest.Config, namespaces []string, opts Options, configure func(*DelegationReconciler)) *operator {
+	t.Helper()
+	watched := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		watched[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:   cache.Options{DefaultNamespaces: watched},
 		// Several operators run in one test process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -120,10 +131,12 @@ func startOperatorOn(t *testing.T, restConfig *rest.Config, ns string, opts Opti
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	connector := &AgentConnector{SecretReader: mgr.GetAPIReader()}
-	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
+	calls := agentio.NewDispatcher(0, 0)
+	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	r := &DelegationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: mgr.GetEventRecorder("tether"), Options: opts}
+	r := &DelegationReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Calls: calls,
+		Recorder: mgr.GetEventRecorder("tether"), Options: opts}
 	if configure != nil {
 		configure(r)
 	}

@@ -54,6 +54,15 @@ type testAgent struct {
 	// the agent's answer: the agent has the task, the operator does not know.
 	gatewaySends  atomic.Int32
 	gatewayStatus atomic.Int32
+	// lyingStreams makes SubscribeToTask answer with an event that ends
+	// another task, then hold the stream open.
+	lyingStreams atomic.Bool
+	// hugeTaskIDs makes the agent answer every first message with a task
+	// whose id is 300,000 characters long: an answer no status can hold.
+	hugeTaskIDs atomic.Bool
+	// lostSends makes a proxy in front of the agent answer this many first
+	// messages with 502 without forwarding them: the agent never sees them.
+	lostSends atomic.Int32
 	// dropReplies makes the agent take this many replies and then drop the
 	// connection instead of answering.
 	dropReplies atomic.Int32
@@ -86,7 +95,12 @@ func newStockTestAgent() *testAgent { return newTestAgentOpts(false, true) }
 // push notifications.
 func newTestAgentWith(withPush bool) *testAgent { return newTestAgentOpts(withPush, false) }
 
-func newTestAgentOpts(withPush, stock bool) *testAgent {
+// newStreamingTestAgent is the agent with a card that says it streams.
+func newStreamingTestAgent() *testAgent {
+	return newTestAgentOpts(false, false, func(c *a2a.AgentCard) { c.Capabilities.Streaming = true })
+}
+
+func newTestAgentOpts(withPush, stock bool, cardOpts ...func(*a2a.AgentCard)) *testAgent {
 	ta := &testAgent{}
 	mux := http.NewServeMux()
 	ta.server = httptest.NewServer(mux)
@@ -97,6 +111,9 @@ func newTestAgentOpts(withPush, stock bool) *testAgent {
 		DefaultOutputModes:  []string{"text"},
 		Skills:              []a2a.AgentSkill{{ID: "echo", Name: "Echo"}},
 		Capabilities:        a2a.AgentCapabilities{PushNotifications: withPush},
+	}
+	for _, o := range cardOpts {
+		o(card)
 	}
 	storeConfig := &taskstore.InMemoryStoreConfig{
 		// ListTasks needs a user; every caller is the same one here.
@@ -168,6 +185,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 			case <-r.Context().Done():
 				return
 			}
+		}
+		if ta.misbehave(w, r, req.Method, req.Params.Message.TaskID == "", req.Params.Message.ContextID) {
+			return
 		}
 		if d := time.Duration(ta.slowGets.Load()); req.Method == "GetTask" && d > 0 {
 			time.Sleep(d)
@@ -323,4 +343,35 @@ func messageText(m *a2a.Message) string {
 		}
 	}
 	return b.String()
+}
+
+// lieOnStream answers a SubscribeToTask with an event that says another
+// task completed, and holds the stream open.
+func lieOnStream(w http.ResponseWriter, r *http.Request) {
+	ev, _ := json.Marshal(a2a.StreamResponse{Event: &a2a.TaskStatusUpdateEvent{TaskID: "another-task", ContextID: "another-context",
+		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}})
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":%s}\n\n", ev)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	<-r.Context().Done()
+}
+
+// misbehave answers the way the agent was told to misbehave, if it was:
+// huge task ids, lying streams, first messages lost before the agent.
+func (ta *testAgent) misbehave(w http.ResponseWriter, r *http.Request, method string, first bool, contextID string) bool {
+	switch {
+	case method == "SendMessage" && first && ta.hugeTaskIDs.Load():
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":{"task":{"id":%q,"contextId":%q,"status":{"state":"TASK_STATE_SUBMITTED"}}}}`,
+			strings.Repeat("t", 300000), contextID)
+	case method == "SubscribeToTask" && ta.lyingStreams.Load():
+		lieOnStream(w, r)
+	case method == "SendMessage" && first && ta.lostSends.Add(-1) >= 0:
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+	default:
+		return false
+	}
+	return true
 }

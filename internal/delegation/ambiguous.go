@@ -18,22 +18,10 @@ import (
 // only an answer that proves nothing started is a refusal; everything else
 // is resolved by looking the task up.
 
-// CallResult is what one call to an agent came to.
-type CallResult string
-
-const (
-	// CallAccepted: the agent answered and has the request.
-	CallAccepted CallResult = "Accepted"
-	// CallRefused: the agent answered no; provably nothing started.
-	CallRefused CallResult = "Refused"
-	// CallNotSent: the request never left the operator (a dial error, the
-	// egress policy): nothing reached the agent, so it may be made again.
-	CallNotSent CallResult = "NotSent"
-	// CallUnknown: the request may have reached the agent and its answer was
-	// lost (a gateway's 502/504, a 429 or 408, a dropped connection, a
-	// timeout). Never taken as a refusal.
-	CallUnknown CallResult = "Unknown"
-)
+// What a call came to is a2a.Outcome, decided once by a2a.Classify and
+// carried by every answer of the agent I/O layer: Accepted, Refused (nothing
+// started), NotMade (nothing left the operator, so it may be made again) or
+// Unknown (it may have reached the agent; never taken as a refusal).
 
 // ReasonSendOutcomeUnknown: a send may have reached an agent that cannot list
 // tasks, so its task can be neither found nor safely sent again.
@@ -72,24 +60,69 @@ func PendingSend(last v1alpha1.SendResult, canList bool) SendPlan {
 	return PlanGiveUp
 }
 
+// MaxFailedLookUps is how many look-ups in a row may fail, once the send's
+// window is over, before a lost send is given up: a task that exists at an
+// agent that lists is found as long as its look-ups get answered.
+const MaxFailedLookUps = 5
+
+// LookUpResult is what a look-up of a send without a task id proved, at an
+// agent that lists tasks for the operator.
+type LookUpResult struct {
+	// NoTask: the agent answered and none of the listed tasks is the send's.
+	// False: the look-up got no usable answer.
+	NoTask bool
+	// AfterSendDeadline: the look-up was made after the latest send's own
+	// deadline, so the operator held no request of that send any more.
+	AfterSendDeadline bool
+	// FailedLookUps counts look-ups in a row without a usable answer.
+	FailedLookUps int
+	// WindowOver: --send-timeout passed since the send first left.
+	WindowOver bool
+}
+
 // AfterLookUp decides after a look-up that found no task of this Delegation.
-// When the operator stopped mid-send (InFlight) and the agent has nothing,
-// the send did not arrive: send the same message again. When the answer of a
-// send that was made was lost (Unknown), the task may appear late: keep
-// looking, never send again.
-func AfterLookUp(last v1alpha1.SendResult) SendPlan {
-	if last == v1alpha1.SendUnknown {
+//   - An answered look-up made after the send's own deadline proves the
+//     agent never started the task: send the same message id again (within
+//     the window), else give up: the agent has no task of it.
+//   - An answered look-up while the send's call may still be on its way
+//     (before its deadline) proves nothing yet: look again.
+//   - A look-up without an answer is made again; once the window is over,
+//     MaxFailedLookUps of them in a row give up.
+//
+// See docs/concepts.md for why sending the same message again is safe.
+func AfterLookUp(r LookUpResult) SendPlan {
+	switch {
+	case !r.NoTask && r.WindowOver && r.FailedLookUps >= MaxFailedLookUps:
+		return PlanGiveUp
+	case !r.NoTask, !r.AfterSendDeadline:
 		return PlanWait
+	case r.WindowOver:
+		return PlanGiveUp
 	}
 	return PlanSend
+}
+
+// SendWindowOver says whether --send-timeout passed since the send first
+// left for the agent (sendLeft, when this process made it) or, lacking
+// that, since its marker was written.
+func SendWindowOver(o Observation) bool {
+	st := o.Status
+	if st.SendStarted == nil || o.SendTimeout <= 0 {
+		return false
+	}
+	from := st.SendStarted.Time
+	if o.SendLeft.After(from) {
+		from = o.SendLeft
+	}
+	return o.Now.Sub(from) > o.SendTimeout
 }
 
 // AfterSend is what a send that got no task leaves in status.sendResult, and
 // whether the Delegation settles now. Accepted and Refused are handled by
 // the caller (adopt the task; SendRefused with a refund).
-func AfterSend(res CallResult, canList bool) (v1alpha1.SendResult, SendPlan) {
+func AfterSend(res a2a.Outcome, canList bool) (v1alpha1.SendResult, SendPlan) {
 	switch {
-	case res == CallNotSent:
+	case res == a2a.OutcomeNotMade:
 		return v1alpha1.SendNotSent, PlanSend
 	case canList:
 		return v1alpha1.SendUnknown, PlanLookUp
@@ -101,6 +134,14 @@ func AfterSend(res CallResult, canList bool) (v1alpha1.SendResult, SendPlan) {
 // nor safely sent again. The reservation is kept as spent.
 func SendOutcomeUnknown(msg string) Step {
 	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonSendOutcomeUnknown, msg)
+}
+
+// SendNeverArrived is the step for a send the agent proved it never got
+// (it listed no task of it after the send's own deadline) once the send's
+// window is over. The reservation is kept: a request a proxy still holds
+// may arrive late.
+func SendNeverArrived(msg string) Step {
+	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg)
 }
 
 // sendTimedOut is the step when --send-timeout passed without a task id: a
@@ -146,8 +187,8 @@ func CheckReply(t *a2a.Task, messageID string) ReplyCheck {
 // ReplyAfterSend says whether a reply's claim is given back after the send:
 // only when nothing reached the agent (a refusal, or a request that never
 // left). A lost answer keeps the claim; the task is read before any re-send.
-func ReplyAfterSend(res CallResult) (giveBack bool) {
-	return res == CallRefused || res == CallNotSent
+func ReplyAfterSend(res a2a.Outcome) (giveBack bool) {
+	return res == a2a.OutcomeRefused || res == a2a.OutcomeNotMade
 }
 
 // LookUpSettles says whether a cancel or delete may settle a send that has

@@ -38,25 +38,49 @@ func TestPendingSendIsLookedUpOrGivenUpNeverGuessed(t *testing.T) {
 	}
 }
 
-func TestAfterAnEmptyLookUpOnlyACrashIsSentAgain(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(AfterLookUp(v1alpha1.SendInFlight)).To(Equal(PlanSend), "the operator stopped before the request arrived")
-	g.Expect(AfterLookUp("")).To(Equal(PlanSend))
-	g.Expect(AfterLookUp(v1alpha1.SendUnknown)).To(Equal(PlanWait), "the task may appear late; never a second send")
+// A lost send is sent again only once an answered look-up, made after the
+// send's own deadline, proved the agent has no task of it; it is given up
+// only on what the look-ups proved once its window is over.
+func TestAfterALookUpOnlyWhatItProvedDecides(t *testing.T) {
+	tests := []struct {
+		name string
+		r    LookUpResult
+		want SendPlan
+	}{
+		{"answered, empty, after the send's deadline: send the same message again",
+			LookUpResult{NoTask: true, AfterSendDeadline: true}, PlanSend},
+		{"answered, empty, while the send may still be on its way: look again",
+			LookUpResult{NoTask: true}, PlanWait},
+		{"answered, empty, after the window: the agent has no task of it",
+			LookUpResult{NoTask: true, AfterSendDeadline: true, WindowOver: true}, PlanGiveUp},
+		{"answered, empty, before the deadline, after the window: look again",
+			LookUpResult{NoTask: true, WindowOver: true}, PlanWait},
+		{"no answer within the window: look again",
+			LookUpResult{FailedLookUps: MaxFailedLookUps + 3}, PlanWait},
+		{"no answer past the window, fewer than the bound: look again",
+			LookUpResult{FailedLookUps: MaxFailedLookUps - 1, WindowOver: true}, PlanWait},
+		{"no answer past the window, at the bound: give up",
+			LookUpResult{FailedLookUps: MaxFailedLookUps, WindowOver: true}, PlanGiveUp},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(AfterLookUp(tt.r)).To(Equal(tt.want))
+		})
+	}
 }
 
 func TestAfterSendNeverRefundsAnAmbiguousAnswer(t *testing.T) {
 	tests := []struct {
 		name       string
-		res        CallResult
+		res        a2a.Outcome
 		canList    bool
 		wantResult v1alpha1.SendResult
 		wantPlan   SendPlan
 	}{
-		{"dial error at a listing agent", CallNotSent, true, v1alpha1.SendNotSent, PlanSend},
-		{"dial error at an agent that cannot list", CallNotSent, false, v1alpha1.SendNotSent, PlanSend},
-		{"gateway error at a listing agent", CallUnknown, true, v1alpha1.SendUnknown, PlanLookUp},
-		{"gateway error at an agent that cannot list", CallUnknown, false, v1alpha1.SendUnknown, PlanGiveUp},
+		{"dial error at a listing agent", a2a.OutcomeNotMade, true, v1alpha1.SendNotSent, PlanSend},
+		{"dial error at an agent that cannot list", a2a.OutcomeNotMade, false, v1alpha1.SendNotSent, PlanSend},
+		{"gateway error at a listing agent", a2a.OutcomeUnknown, true, v1alpha1.SendUnknown, PlanLookUp},
+		{"gateway error at an agent that cannot list", a2a.OutcomeUnknown, false, v1alpha1.SendUnknown, PlanGiveUp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,9 +141,9 @@ func TestCheckReplyNeitherLosesNorRepeatsAReply(t *testing.T) {
 
 func TestReplyClaimIsGivenBackOnlyWhenNothingArrived(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(ReplyAfterSend(CallRefused)).To(BeTrue())
-	g.Expect(ReplyAfterSend(CallNotSent)).To(BeTrue())
-	g.Expect(ReplyAfterSend(CallUnknown)).To(BeFalse(), "a lost answer keeps the claim")
+	g.Expect(ReplyAfterSend(a2a.OutcomeRefused)).To(BeTrue())
+	g.Expect(ReplyAfterSend(a2a.OutcomeNotMade)).To(BeTrue())
+	g.Expect(ReplyAfterSend(a2a.OutcomeUnknown)).To(BeFalse(), "a lost answer keeps the claim")
 }
 
 func TestChildOfADeletingParentThatNeverStartedWaits(t *testing.T) {

@@ -103,7 +103,11 @@ func Gate(o Observation) Step {
 		return Group(o)
 	}
 	if st.TaskID == "" {
-		if st.SendStarted != nil && o.SendTimeout > 0 && o.Now.Sub(st.SendStarted.Time) > o.SendTimeout {
+		// At an agent that lists, a send that may have arrived is given up
+		// only on what its look-ups proved (AfterLookUp), never on the
+		// clock alone: a task that exists there is always found.
+		lookedUp := o.Agent.CanList && st.SendResult != v1alpha1.SendNotSent
+		if !lookedUp && SendWindowOver(o) {
 			return sendTimedOut(st, fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
 		}
 		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}

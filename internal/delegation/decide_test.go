@@ -350,6 +350,14 @@ func TestGate(t *testing.T) {
 				message: "no task id from the agent within 2m0s"}},
 		{"a send in flight still Pending is looked up, not sent again", observe(sending(now), inPhase(v1alpha1.PhasePending)), start},
 		{"without a send timeout a send in flight is looked up forever", observe(sending(now.Add(-24*time.Hour)), withSendTimeout(0)), start},
+		{"at an agent that lists, a send past the send timeout is looked up: its look-ups decide", observe(sending(now.Add(-sendTimeout-time.Hour)),
+			func(o *Observation) { o.Agent.CanList = true; o.Status.SendResult = v1alpha1.SendUnknown }), start},
+		{"at an agent that lists, a send that never left still times out", observe(sending(now.Add(-sendTimeout-time.Second)),
+			func(o *Observation) { o.Agent.CanList = true; o.Status.SendResult = v1alpha1.SendNotSent }),
+			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonUnreachable, class: v1alpha1.FailureUnreachable,
+				message: "no task id from the agent within 2m0s"}},
+		{"the send timeout counts from when the send left, not from its marker", observe(sending(now.Add(-sendTimeout-time.Minute)),
+			func(o *Observation) { o.SendLeft = now.Add(-time.Minute) }), start},
 
 		// A task id means the task is followed in the phase it is in.
 		{"a running task is followed", observe(running), follow(v1alpha1.PhaseRunning)},

@@ -69,6 +69,9 @@ type Parent struct {
 type Agent struct {
 	Found bool
 	Ready bool
+	// CanList: the agent lists tasks for the operator, so a lost send's
+	// task can be looked up.
+	CanList bool
 }
 
 // Observation is everything one decision is made from.
@@ -83,6 +86,9 @@ type Observation struct {
 	TreeError string
 	// SendTimeout bounds how long a send may go without a task id.
 	SendTimeout time.Duration
+	// SendLeft is when the first send this process made actually left for
+	// the agent (zero when it made none): the send's window counts from it.
+	SendLeft time.Time
 	// Children counts settled and active children (groups settle on them).
 	Children v1alpha1.ChildCounts
 }

@@ -1,0 +1,67 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+const opSubscribe = "SubscribeToTask"
+
+// StreamEvent is what one event of a task's stream says: whose task it is
+// about and the state it reports (StateUnknown for an artifact or message
+// event). The operator reads the task back for everything else, so a stream
+// only tells it when to read.
+type StreamEvent struct {
+	TaskID string
+	State  State
+}
+
+// ErrNoStream matches (errors.Is) a Subscribe at a client that cannot
+// stream (the gRPC binding, protocol 0.3).
+var ErrNoStream = errors.New("this client does not stream")
+
+// Subscribe follows a task's events (1.0 SubscribeToTask) until the agent
+// ends the stream, ctx ends or the caller stops. The stream's connection
+// has no overall timeout (the caller bounds it); every response is still
+// size-bounded, so a stream that sends without end is cut at the bound.
+func (c *client) Subscribe(ctx context.Context, taskID string) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		if c.stream == nil {
+			yield(StreamEvent{}, localError(opSubscribe, ReasonUnsupported, ErrNoStream))
+			return
+		}
+		if taskID == "" {
+			yield(StreamEvent{}, localError(opSubscribe, ReasonInvalidRequest, errors.New("empty task id")))
+			return
+		}
+		sctx, ci := withCallInfo(ctx)
+		for ev, err := range c.stream.SubscribeToTask(sctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(taskID)}) {
+			if err != nil {
+				yield(StreamEvent{}, ci.wrap(opSubscribe, err))
+				return
+			}
+			if !yield(streamEventFromWire(ev), nil) {
+				return
+			}
+		}
+	}
+}
+
+func streamEventFromWire(ev a2a.Event) StreamEvent {
+	out := StreamEvent{TaskID: string(ev.TaskInfo().TaskID), State: StateUnknown}
+	switch e := ev.(type) {
+	case *a2a.Task:
+		out.State = ParseState(string(e.Status.State))
+	case *a2a.TaskStatusUpdateEvent:
+		out.State = ParseState(string(e.Status.State))
+	}
+	return out
+}

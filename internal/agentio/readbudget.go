@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// Reads that adapt to the agent. Each Agent's pool lets only so many reads
+// (renewals and polls) run at once: the limit halves when a read times out
+// after the agent had it for a while (readTimedOut) and grows back by one
+// per limit's worth of answered reads (additive increase, multiplicative
+// decrease on loss, the shape TCP congestion control has). A read cut short
+// by a deadline it mostly spent waiting for room is the operator's doing,
+// not the agent's, and counts for nothing: else a full pool would shrink
+// itself. A slow
+// agent is thus read less often instead of more: reads beyond the limit
+// wait, renewals first, the one whose next renewal is due soonest first,
+// while plain polls wait behind them and stretch. A read that waits is never
+// asked again on top of itself (one call of a kind per Delegation).
+
+// readPriority is where a read waits: renewals with the reads the
+// reconciler asked for, plain polls with new work.
+func (c Call) priority() int {
+	if c.Kind == KindGet && c.poll {
+		return 2
+	}
+	return c.Kind.priority()
+}
+
+// readAllowance is how many reads may run now at this pool.
+func (p *pool) readAllowance() int {
+	if p.readLimit < 1 {
+		p.readLimit = float64(p.size)
+	}
+	return max(int(p.readLimit), 1)
+}
+
+// enqueue adds a call to its queue: renewals in the order their leases come
+// due (a read the reconciler asked for, with no due time, goes first), the
+// rest in submission order.
+func (p *pool) enqueue(q *pending) {
+	prio := q.call.priority()
+	if q.call.Kind != KindGet || q.call.poll {
+		p.queues[prio] = append(p.queues[prio], q)
+		return
+	}
+	at, _ := slices.BinarySearchFunc(p.queues[prio], q, func(a, b *pending) int {
+		return dueOf(a).Compare(dueOf(b))
+	})
+	p.queues[prio] = slices.Insert(p.queues[prio], at, q)
+}
+
+// dueOf orders reads: a read without a bound (asked for now) sorts first.
+func dueOf(q *pending) time.Time {
+	if q.call.Kind != KindGet {
+		return time.Time{}
+	}
+	return q.call.NotAfter
+}
+
+// readAnswered adapts the pool's read limit to how a read was answered
+// after it ran for took, under a call timeout of full; it is called with
+// d.mu held.
+func (p *pool) readAnswered(res Answer, took, full time.Duration) {
+	allowance := float64(p.readAllowance())
+	switch {
+	case readTimedOut(res.Err, took, full):
+		p.readLimit = max(allowance/2, 1)
+	case res.Class == a2a.OutcomeAccepted || res.Class == a2a.OutcomeRefused:
+		p.readLimit = min(p.readLimit+1/allowance, float64(p.size))
+	}
+}
+
+// readTimedOut: the read timed out after the agent had it for at least half
+// its call timeout, or a second.
+func readTimedOut(err error, took, full time.Duration) bool {
+	return (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)) && took >= min(full/2, time.Second)
+}
+
+func isTimeout(err error) bool {
+	var e *a2a.Error
+	return errors.As(err, &e) && e.Reason == a2a.ReasonTimeout
+}
+
+// ReadLimit is how many reads the Agent's pool lets run at once now (for
+// tests and the bench).
+func (d *Dispatcher) ReadLimit(agent Key) int {
+	d.init()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p := d.pools[agent.Delegation]; p != nil {
+		return p.readAllowance()
+	}
+	return 0
+}

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package agentio
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
+)
+
+// Following by streaming: a running task at an agent whose card says it
+// streams is also followed with SubscribeToTask. A stream only says when to
+// read: each change of state it reports makes the task due at once, and the
+// scheduler's read (the same read a poll makes) brings what status shows.
+// Renewals and polls stay on the scheduler; a stream only makes the read
+// that shows a task's end come as soon as the agent sends it.
+
+// Defaults and bounds for streams.
+const (
+	// DefaultMaxStreams is an Agent's spec.maxStreams when unset.
+	DefaultMaxStreams = 64
+	// streamFailures is how many streams in a row may break without an
+	// event before the task falls back to polls.
+	streamFailures = 3
+	// maxStreamEvents cuts a stream that sends this many events: a task
+	// does not change state that often; an endless stream is a lie.
+	maxStreamEvents = 1000
+)
+
+var streamsOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "tether_agent_streams",
+	Help: "Tasks followed by a stream (SubscribeToTask) now, by Agent.",
+}, []string{agentLabel})
+
+var streamsCut = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "tether_agent_streams_cut_total",
+	Help: "Streams the operator cut because they lied (events of another task, a second end, endless events), by Agent.",
+}, []string{agentLabel})
+
+func init() { metrics.Registry.MustRegister(streamsOpen, streamsCut) }
+
+// stream is one task's stream.
+type stream struct {
+	cancel context.CancelFunc
+	agent  types.NamespacedName
+	// over: the task is not streamed again (it fell back to polls, or its
+	// stream reported its end).
+	over bool
+}
+
+// maxStreams is the Agent's bound on streams.
+func maxStreams(agent *v1alpha1.Agent) int {
+	if agent.Spec.MaxStreams != nil {
+		return int(*agent.Spec.MaxStreams)
+	}
+	return DefaultMaxStreams
+}
+
+// streamable: the Agent's card says it streams and the binding has streams.
+func streamable(agent *v1alpha1.Agent) bool {
+	st := agent.Status
+	return st.Streaming && st.ProtocolVersion != a2a.ProtocolV03 && st.Binding != a2a.BindingGRPC
+}
+
+// startStream opens a stream for a followed task when its Agent streams and
+// has room; it is called with s.mu held.
+func (s *Scheduler) startStream(key types.NamespacedName, f Follow) {
+	if s.ctx == nil || f.Target.Agent == nil || f.Read.TaskID == "" || !streamable(f.Target.Agent) {
+		return
+	}
+	if _, ok := s.streams[key]; ok {
+		return
+	}
+	agent := s.Dispatcher.shared(f.Target.Agent)
+	ak := types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}
+	if s.streamsPer[ak] >= maxStreams(agent) {
+		return // polled at pollInterval
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	st := &stream{cancel: cancel, agent: ak}
+	s.streams[key] = st
+	s.streamsPer[ak]++
+	streamsOpen.WithLabelValues(ak.String()).Set(float64(s.streamsPer[ak]))
+	go s.follow(ctx, key, st, Target{Agent: agent, Tenant: f.Target.Tenant}, f.Read.TaskID)
+}
+
+// stopStream ends a task's stream; it is called with s.mu held.
+func (s *Scheduler) stopStream(key types.NamespacedName) {
+	if st, ok := s.streams[key]; ok {
+		st.cancel()
+		delete(s.streams, key)
+	}
+}
+
+// follow keeps a task's stream open: it subscribes again after a break and
+// gives up (the task is polled) after streamFailures breaks in a row that
+// brought no event.
+func (s *Scheduler) follow(ctx context.Context, key types.NamespacedName, st *stream, t Target, taskID string) {
+	defer func() {
+		s.mu.Lock()
+		s.streamsPer[st.agent]--
+		if s.streamsPer[st.agent] <= 0 { // no series is kept for an Agent without streams
+			delete(s.streamsPer, st.agent)
+			streamsOpen.DeleteLabelValues(st.agent.String())
+		} else {
+			streamsOpen.WithLabelValues(st.agent.String()).Set(float64(s.streamsPer[st.agent]))
+		}
+		s.mu.Unlock()
+	}()
+	failures := 0
+	for ctx.Err() == nil {
+		events, ended, lied := s.subscribe(ctx, key, t, taskID)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case lied:
+			streamsCut.WithLabelValues(st.agent.String()).Inc()
+			s.ReadNow(key) // the task is read instead of believed
+			failures++
+		case ended:
+			s.ReadNow(key)
+			s.endStream(key, st)
+			return
+		case events > 0:
+			failures = 0
+		default:
+			failures++
+		}
+		if failures >= streamFailures {
+			logf.FromContext(ctx).V(1).Info("the task's stream keeps failing; polling it instead", "delegation", key.String())
+			s.endStream(key, st)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(failures) * time.Second):
+		}
+	}
+}
+
+// endStream marks a task as not streamed again while it is followed.
+func (s *Scheduler) endStream(key types.NamespacedName, st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.streams[key]; ok && cur == st {
+		st.over = true
+	}
+}
+
+// subscribe reads one stream of the task until it breaks, ends or lies: an
+// event for another task, a second event that ends the task, or more events
+// than a task sends. Each change of state makes the task due at once.
+func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, lied bool) {
+	cl, release, err := s.Dispatcher.Connector.Client(ctx, t.Agent, t.Tenant)
+	if err != nil {
+		return 0, false, false
+	}
+	defer release()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel() // cutting the stream closes its connection
+	var last a2a.State
+	for ev, err := range cl.Subscribe(sctx, taskID) {
+		if err != nil {
+			return events, ended, false
+		}
+		events++
+		switch {
+		case ev.TaskID != taskID, ended, events > maxStreamEvents:
+			return events, false, true
+		}
+		if ev.State == a2a.StateUnknown || ev.State == last {
+			continue // an artifact or a repeated state: nothing to read yet
+		}
+		last = ev.State
+		ended = ev.State.Terminal()
+		s.ReadNow(key)
+	}
+	return events, ended, false
+}
