@@ -58,6 +58,7 @@ type flags struct {
 	cancelTimeout, sendTimeout time.Duration
 	maxDepth                   int
 	denyCIDRs, allowCIDRs      string
+	denyOwnAddresses           bool
 	maxResponseBytes           int64
 	maxAnswerBytes             int64
 	resultTextLimit            int
@@ -90,6 +91,9 @@ func parseFlags() (flags, zap.Options) {
 	flag.IntVar(&f.maxDepth, "max-depth", 16, "Maximum depth of a parentRef chain.")
 	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", "", "Comma-separated CIDRs agent addresses may not resolve to, "+
 		"in addition to the built-in list, which is always denied: "+strings.Join(a2a.BuiltinDenyCIDRs(), ","))
+	flag.BoolVar(&f.denyOwnAddresses, "agent-deny-own-addresses", true,
+		"Deny agent addresses that are the operator's own: its pod's IPs (POD_IPS), its node's kubelet ports (NODE_IP) "+
+			"and the API server it talks to.")
 	flag.StringVar(&f.allowCIDRs, "agent-allow-cidrs", "",
 		"Comma-separated CIDRs that are the only addresses agents may resolve to (default: any address not denied).")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
@@ -211,8 +215,15 @@ func run(f flags) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	var own []a2a.DeniedAddress
+	if f.denyOwnAddresses {
+		if own, err = ownAddresses(cfg.Host); err != nil {
+			return fmt.Errorf("--agent-deny-own-addresses: %w", err)
+		}
+	}
 	connector := &agentio.Connector{
-		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, AllowCIDRs: allow, MaxResponseBytes: f.maxResponseBytes,
+		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, AllowCIDRs: allow, OwnAddresses: own,
+		MaxResponseBytes: f.maxResponseBytes,
 	}
 	recorder := mgr.GetEventRecorder("tether")
 	// One set of per-Agent pools for every call: card reads included.
@@ -297,4 +308,22 @@ func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {
 		}
 	}
 	return controller.NewPushReceiver(f.pushListen, f.pushURL, key, mgr.GetClient())
+}
+
+// ownAddresses reads where the operator runs: the pod's and node's IPs from
+// the downward API (the chart sets POD_IPS and NODE_IP) and the API server
+// from the client's configuration and the in-cluster Service variables.
+func ownAddresses(apiServer string) ([]a2a.DeniedAddress, error) {
+	s := a2a.Surroundings{PodIPs: strings.Split(os.Getenv("POD_IPS"), ","), NodeIP: os.Getenv("NODE_IP"),
+		APIServers: []string{apiServer}}
+	if h, p := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"); h != "" && p != "" {
+		s.APIServers = append(s.APIServers, net.JoinHostPort(h, p))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	own, err := a2a.OwnAddresses(ctx, s, net.DefaultResolver.LookupHost)
+	if err == nil {
+		ctrl.Log.WithName("setup").Info("denying the operator's own addresses to agents", "count", len(own))
+	}
+	return own, err
 }

@@ -124,8 +124,12 @@ type LeaseSpec struct {
 // BudgetSpec bounds what a task (and everything under it) may spend.
 // +kubebuilder:validation:XValidation:rule="!(has(self.timeout) && has(self.deadline))",message="budget.timeout and budget.deadline are mutually exclusive"
 type BudgetSpec struct {
-	// meters are named quantities, e.g. tokens: 20000.
+	// meters are named quantities, e.g. tokens: 20000. A name is 1 to 63
+	// letters, digits, '-', '_' or '.', starting and ending with a letter or
+	// digit. A child of a parent that meters something is granted only the
+	// parent's meters: the others are ignored (an Event says which).
 	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 63 && k.matches('^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="budget meter names must be 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="budget meters must not be negative"
 	// +optional
 	Meters map[string]int64 `json:"meters,omitempty"`
@@ -320,14 +324,23 @@ type LeaseStatus struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Meters are named quantities.
+// Meters are named quantities. In status they hold the meters of a grant
+// (at most 16, from a spec) or of an agent's report (at most 32 are read).
+// +kubebuilder:validation:MaxProperties=32
 type Meters map[string]int64
+
+// MaxReservations bounds status.budget.reservations: one entry per active
+// child, so a wide tree's parent stays well below etcd's object size. A
+// child finding the ledger full waits, Pending, until a sibling settles.
+const MaxReservations = 500
 
 // Reservation is what one active child holds of its parent's budget.
 type Reservation struct {
 	// child is the child Delegation's name.
+	// +kubebuilder:validation:MaxLength=253
 	Child string `json:"child"`
 	// uid of the child, so a recreated child never reuses an entry.
+	// +kubebuilder:validation:MaxLength=128
 	UID string `json:"uid"`
 	// +optional
 	Meters Meters `json:"meters,omitempty"`
@@ -356,9 +369,10 @@ type BudgetStatus struct {
 	Spent Meters `json:"spent,omitempty"`
 	// +optional
 	Left Meters `json:"left,omitempty"`
-	// reservations holds one entry per active child.
+	// reservations holds one entry per active child (at most 500).
 	// +listType=map
 	// +listMapKey=uid
+	// +kubebuilder:validation:MaxItems=500
 	// +optional
 	Reservations []Reservation `json:"reservations,omitempty"`
 }
@@ -461,7 +475,8 @@ type DelegationStatus struct {
 // Delegation is one task sent to a remote agent over A2A, or a group of them.
 // Once the task started (status.startTime, status.sendStarted or status.taskID
 // set), spec.tenant, lease, parentClosePolicy and skill are fixed and a taskID
-// can no longer be added.
+// can no longer be added; spec.budget and spec.timeout are fixed from then on,
+// and from the grant (status.budget) on.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dlg,categories=tether
@@ -473,6 +488,7 @@ type DelegationStatus struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.parentRef) || self.spec.parentRef.name != self.metadata.name",message="spec.parentRef cannot name the Delegation itself"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || (has(self.spec.tenant) == has(oldSelf.spec.tenant) && (!has(self.spec.tenant) || self.spec.tenant == oldSelf.spec.tenant) && has(self.spec.skill) == has(oldSelf.spec.skill) && (!has(self.spec.skill) || self.spec.skill == oldSelf.spec.skill) && has(self.spec.parentClosePolicy) == has(oldSelf.spec.parentClosePolicy) && (!has(self.spec.parentClosePolicy) || self.spec.parentClosePolicy == oldSelf.spec.parentClosePolicy) && has(self.spec.lease) == has(oldSelf.spec.lease) && (!has(self.spec.lease) || self.spec.lease.ttl == oldSelf.spec.lease.ttl))",message="spec.tenant, spec.lease, spec.parentClosePolicy and spec.skill are immutable once the task started"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || has(oldSelf.spec.taskID) || !has(self.spec.taskID)",message="spec.taskID cannot be added once the message was sent"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID) && !has(oldSelf.status.budget)) || (has(self.spec.budget) == has(oldSelf.spec.budget) && (!has(self.spec.budget) || self.spec.budget == oldSelf.spec.budget) && has(self.spec.timeout) == has(oldSelf.spec.timeout) && (!has(self.spec.timeout) || self.spec.timeout == oldSelf.spec.timeout))",message="spec.budget and spec.timeout are immutable once the budget was granted or the task started"
 type Delegation struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

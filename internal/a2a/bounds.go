@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/tether-dev/tether/internal/textsafe"
 )
 
 // Bounds on what an agent may hand the operator. Whatever an agent answers
@@ -39,7 +41,7 @@ const (
 	// first ones by name); MaxMeterNameLength bounds a meter name, longer
 	// ones are dropped.
 	MaxReportedMeters  = 32
-	MaxMeterNameLength = 253
+	MaxMeterNameLength = 63 // as admission allows in spec.budget.meters
 	// MaxArtifacts is how many artifacts of a task are decoded.
 	MaxArtifacts = 64
 	// MaxErrorTextBytes bounds the text of an error built from an answer
@@ -50,15 +52,35 @@ const (
 	MaxResponseHeaderBytes = 64 << 10
 )
 
-// checkIDs refuses a task whose ids could not be stored.
+// checkIDs refuses a task whose ids could not be stored: too long, or
+// holding control characters (an id cannot be escaped: it must name the
+// task at the agent as it is).
 func checkIDs(op string, t *Task) error {
 	for name, id := range map[string]string{"task id": t.ID, "context id": t.ContextID} {
 		if len(id) > MaxIDLength {
 			return &Error{Kind: KindTransport, Op: op, Reason: ReasonInvalidAgentResponse,
 				Err: fmt.Errorf("the agent answered a %s of %d bytes; at most %d are accepted", name, len(id), MaxIDLength)}
 		}
+		if textsafe.Line(id) != id {
+			return &Error{Kind: KindTransport, Op: op, Reason: ReasonInvalidAgentResponse,
+				Err: fmt.Errorf("the agent answered a %s with control characters: %s", name, textsafe.Line(id))}
+		}
 	}
 	return nil
+}
+
+// escapeTask escapes the agent's text in a task (see internal/textsafe):
+// it reaches status, Events and logs. Texts keep their newlines and tabs;
+// names, media types, URLs and the failure class become one line.
+func escapeTask(t *Task) *Task {
+	t.StatusText, t.ResultText = textsafe.Block(t.StatusText), textsafe.Block(t.ResultText)
+	t.FailureClass = textsafe.Line(t.FailureClass)
+	for i := range t.Artifacts {
+		a := &t.Artifacts[i]
+		a.Name, a.MediaType, a.URL = textsafe.Line(a.Name), textsafe.Line(a.MediaType), textsafe.Line(a.URL)
+		a.Text = textsafe.Block(a.Text)
+	}
+	return t
 }
 
 // boundMeters keeps at most MaxReportedMeters meters with names of at most

@@ -15,6 +15,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/tether-dev/tether/internal/textsafe"
 )
 
 // Protocol versions and bindings as recorded in Card.
@@ -85,7 +87,7 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 		var have []string
 		for _, i := range c.SupportedInterfaces {
 			if i != nil {
-				have = append(have, fmt.Sprintf("%s %s", i.ProtocolBinding, i.ProtocolVersion))
+				have = append(have, textsafe.Line(fmt.Sprintf("%s %s", i.ProtocolBinding, i.ProtocolVersion)))
 			}
 		}
 		return nil, fmt.Errorf("%w: no usable interface in the agent card (has: %s)", ErrUnsupported, strings.Join(have, ", "))
@@ -94,8 +96,12 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 		return nil, fmt.Errorf("%w: the chosen interface's URL (%d bytes) or tenant (%d bytes) is too long",
 			ErrUnsupported, len(iface.URL), len(iface.Tenant))
 	}
+	if textsafe.Line(iface.URL) != iface.URL || textsafe.Line(iface.Tenant) != iface.Tenant {
+		// Both are used as they are, so they cannot be escaped.
+		return nil, fmt.Errorf("%w: the chosen interface's URL or tenant holds control characters", ErrUnsupported)
+	}
 	out := &Card{
-		Name:              cut(c.Name, MaxCardNameLength),
+		Name:              cut(textsafe.Line(c.Name), MaxCardNameLength),
 		ProtocolVersion:   version,
 		Binding:           string(iface.ProtocolBinding),
 		URL:               iface.URL,
@@ -107,10 +113,10 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 		if len(out.Skills) == MaxSkills {
 			break
 		}
-		if len(s.ID) > MaxSkillFieldLength {
-			continue
+		if len(s.ID) > MaxSkillFieldLength || textsafe.Line(s.ID) != s.ID {
+			continue // a cut or escaped id would route elsewhere
 		}
-		out.Skills = append(out.Skills, Skill{ID: s.ID, Name: cut(s.Name, MaxSkillFieldLength)})
+		out.Skills = append(out.Skills, Skill{ID: s.ID, Name: cut(textsafe.Line(s.Name), MaxSkillFieldLength)})
 	}
 	for _, e := range c.Capabilities.Extensions {
 		switch e.URI {

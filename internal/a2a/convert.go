@@ -96,20 +96,20 @@ func taskFromWire(t *a2a.Task) *Task {
 	if decodeMeta(statusMeta, BudgetExtensionURI, &report) || decodeMeta(t.Metadata, BudgetExtensionURI, &report) {
 		out.Usage = &Usage{Left: boundMeters(report.Left), Spent: boundMeters(report.Spent)}
 	}
-	return out
+	return escapeTask(out)
 }
 
 // taskFromMessage maps a Message answer to a completed Task. Agents that
 // answer at once with a Message create no task, so ID may be empty.
 func taskFromMessage(m *a2a.Message) *Task {
 	text := joinText(m.Parts)
-	return &Task{
+	return escapeTask(&Task{
 		ID:         string(m.TaskID),
 		ContextID:  m.ContextID,
 		State:      StateCompleted,
 		StatusText: text,
 		ResultText: text,
-	}
+	})
 }
 
 // artifactsFromWire flattens one artifact: its text parts become one Artifact,

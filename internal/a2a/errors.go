@@ -13,6 +13,8 @@ import (
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/tether-dev/tether/internal/textsafe"
 )
 
 // ErrorKind says whether the agent answered. The budget ledger depends on it:
@@ -123,8 +125,9 @@ func (e *Error) Error() string {
 		msg += ")"
 	}
 	if e.Err != nil {
-		// Causes quote answers (HTTP status lines, bodies): bounded.
-		cause := e.Err.Error()
+		// Causes quote answers (HTTP status lines, bodies): bounded, and
+		// escaped, since they reach status, Events and logs.
+		cause := textsafe.Line(e.Err.Error())
 		if len(cause) > MaxErrorTextBytes {
 			cause = cut(cause, MaxErrorTextBytes) + fmt.Sprintf("... (%d bytes cut)", len(cause)-len(cut(cause, MaxErrorTextBytes)))
 		}

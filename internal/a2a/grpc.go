@@ -113,6 +113,12 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	return target, []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithNoProxy(),
+		// A service config comes from DNS (a TXT record the agent's owner
+		// writes): it could add a retry policy that sends SendMessage again
+		// on its own, behind the classification that decides whether a send
+		// may be repeated. Neither is taken: one call is one attempt.
+		grpc.WithDisableServiceConfig(),
+		grpc.WithDisableRetry(),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			conn, err := dialer.DialContext(ctx, "tcp", addr)
 			calls.dialed(err)

@@ -25,7 +25,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -333,4 +336,52 @@ func TestGRPCNeedsAClientFromNewHTTPClient(t *testing.T) {
 
 	_, err = NewClient(context.Background(), Endpoint{URL: "https://agent.example"}, &Card{ProtocolVersion: ProtocolV1, Binding: BindingGRPC, URL: "https://agent.example/a2a"})
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
+}
+
+// A service config handed over by the name resolver (DNS TXT records, in
+// production) must not add retries: a retried SendMessage would start a
+// second task behind the classification of the first attempt. The same
+// config without the client's options shows that it would retry.
+func TestGRPCIgnoresResolverServiceConfig(t *testing.T) {
+	var mu sync.Mutex
+	attempts := 0
+	agent := newFakeGRPCAgent(t, func(context.Context, string) (proto.Message, error) {
+		mu.Lock()
+		attempts++
+		mu.Unlock()
+		return nil, status.Error(codes.Unavailable, "try again")
+	})
+	const retrying = `{"methodConfig":[{"name":[{"service":"a2a.v1.A2AService"}],"retryPolicy":{` +
+		`"maxAttempts":4,"initialBackoff":"0.01s","maxBackoff":"0.01s","backoffMultiplier":1,"retryableStatusCodes":["UNAVAILABLE"]}}]}`
+	call := func(t *testing.T, opts []grpc.DialOption) int {
+		g := NewWithT(t)
+		mu.Lock()
+		attempts = 0
+		mu.Unlock()
+		r := manual.NewBuilderWithScheme("svccfg")
+		conn, err := grpc.NewClient("svccfg:///agent", append(opts, grpc.WithResolvers(r))...)
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = conn.Close() }()
+		conn.Connect()
+		g.Eventually(func() bool { defer func() { _ = recover() }(); return r.CC() != nil }).Should(BeTrue())
+		r.UpdateState(resolver.State{Addresses: []resolver.Address{{Addr: agent.addr}},
+			ServiceConfig: r.CC().ParseServiceConfig(retrying)})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		err = conn.Invoke(ctx, "/a2a.v1.A2AService/SendMessage", &emptypb.Empty{}, &emptypb.Empty{})
+		g.Expect(status.Code(err)).To(Equal(codes.Unavailable))
+		mu.Lock()
+		defer mu.Unlock()
+		return attempts
+	}
+	ep := Endpoint{}
+	_, opts, err := grpcDialOptions(ep, "http://"+agent.addr)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Run("the client's options", func(t *testing.T) {
+		NewWithT(t).Expect(call(t, opts)).To(Equal(1), "one call, one attempt")
+	})
+	t.Run("without them the config retries", func(t *testing.T) {
+		plain := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+		NewWithT(t).Expect(call(t, plain)).To(Equal(4))
+	})
 }

@@ -44,6 +44,9 @@ type HTTPOptions struct {
 	// AllowCIDRs, when not empty, are the only addresses that may be dialled
 	// (minus the denied ones).
 	AllowCIDRs []*net.IPNet
+	// OwnAddresses are the operator's own addresses (see OwnAddresses),
+	// refused whatever the allow list says.
+	OwnAddresses []DeniedAddress
 }
 
 // NewHTTPClient builds a client with verified TLS (unless opted out), an
@@ -67,7 +70,7 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 		}
 		tlsConfig.RootCAs = pool
 	}
-	egress, err := newEgressPolicy(opts.DenyCIDRs, opts.AllowCIDRs)
+	egress, err := newEgressPolicy(opts.DenyCIDRs, opts.AllowCIDRs, opts.OwnAddresses...)
 	if err != nil {
 		return nil, err
 	}

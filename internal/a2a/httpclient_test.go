@@ -113,6 +113,15 @@ func TestEgressVerdicts(t *testing.T) {
 		{builtin, "64:ff9b:1::7f00:1", "NAT64"},
 		{builtin, "2002:7f00:1::1", "6to4"},
 		{builtin, "2001:0:4136:e378::1", "Teredo"},
+		{builtin, "169.254.170.23", "link-local"},
+		{builtin, "fd00:ec2::23", "Pod Identity"},
+		{builtin, "fd00:ec2::253", "AWS DNS"},
+		{builtin, "fd00:ec2::123", "AWS time"},
+		{builtin, "fd20:ce::254", "GCP metadata"},
+		{builtin, "fd00:c1::a9fe:a9fe", "OCI metadata"},
+		{builtin, "::a9fe:a9fe", "IPv4-compatible"},
+		{builtin, "::7f00:1", "IPv4-compatible"},
+		{builtin, "::2", "IPv4-compatible"},
 		{builtin, "localhost", "not an IP address"},
 		// Allowed by the built-in list alone.
 		{builtin, "127.0.0.1", allowed},
@@ -122,6 +131,8 @@ func TestEgressVerdicts(t *testing.T) {
 		{builtin, "8.8.8.8", allowed},
 		{builtin, "2001:db8::1", allowed},
 		{builtin, "2001:1::1", allowed}, // not Teredo (2001:0::/32)
+		{builtin, "fd20:ce::253", allowed},
+		{builtin, "::1:0:0:1", allowed}, // outside ::/96
 		// The operator's deny list adds to the built-in one.
 		{noLoopback, "127.0.0.1", "deny list"},
 		{noLoopback, "127.1.2.3", "deny list"},
@@ -207,4 +218,60 @@ func TestRedirectToAnotherHostKeepsTheHeaders(t *testing.T) {
 	g.Expect(IsRefused(err)).To(BeTrue(), "%v", err)
 	g.Expect(err.(*Error).Code).To(Equal(http.StatusFound))
 	g.Expect(leaked).To(BeEmpty())
+}
+
+// The operator's own pod, its node's kubelet and the API server are denied
+// on their ports, whatever the allow list says; other ports of the node and
+// of the API server's address stay reachable (a local API server shares
+// loopback with local agents).
+func TestOwnAddressesAreDenied(t *testing.T) {
+	g := NewWithT(t)
+	lookup := func(_ context.Context, host string) ([]string, error) {
+		if host == "kubernetes.default.svc" {
+			return []string{"10.96.0.1", "fd00:96::1"}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	own, err := OwnAddresses(context.Background(), Surroundings{
+		PodIPs:     []string{"10.1.2.3", "fd10::3", ""},
+		NodeIP:     "192.168.0.10",
+		APIServers: []string{"https://kubernetes.default.svc", "127.0.0.1:6443", "https://[fd00::5]:8443", ""},
+	}, lookup)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, everything, _ := net.ParseCIDR("0.0.0.0/0")
+	_, everything6, _ := net.ParseCIDR("::/0")
+	p, err := newEgressPolicy(nil, []*net.IPNet{everything, everything6}, own...)
+	g.Expect(err).NotTo(HaveOccurred())
+	for addr, want := range map[string]string{
+		"10.1.2.3:8082":      "own pod",
+		"10.1.2.3:1":         "own pod",
+		"[fd10::3]:443":      "own pod",
+		"192.168.0.10:10250": "kubelet",
+		"192.168.0.10:10255": "kubelet",
+		"10.96.0.1:443":      "API server",
+		"[fd00:96::1]:443":   "API server",
+		"127.0.0.1:6443":     "API server",
+		"[fd00::5]:8443":     "API server",
+		"192.168.0.10:443":   "",
+		"10.96.0.1:8443":     "",
+		"127.0.0.1:8080":     "",
+		"10.1.2.4:8082":      "",
+	} {
+		err := p.check(addr)
+		if want == "" {
+			g.Expect(err).NotTo(HaveOccurred(), addr)
+			continue
+		}
+		g.Expect(errors.Is(err, ErrEgressDenied)).To(BeTrue(), "%s: %v", addr, err)
+		g.Expect(err.Error()).To(ContainSubstring(want), addr)
+	}
+	for _, bad := range []Surroundings{
+		{PodIPs: []string{"10.1.2"}},
+		{NodeIP: "node-1"},
+		{APIServers: []string{"https://unknown.example"}},
+		{APIServers: []string{"10.96.0.1"}},
+	} {
+		_, err := OwnAddresses(context.Background(), bad, lookup)
+		g.Expect(err).To(HaveOccurred(), "%+v", bad)
+	}
 }

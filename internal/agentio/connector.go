@@ -37,6 +37,8 @@ type Connector struct {
 	DenyCIDRs []*net.IPNet
 	// AllowCIDRs, when set, are the only agent addresses allowed.
 	AllowCIDRs []*net.IPNet
+	// OwnAddresses are the operator's own addresses, always denied.
+	OwnAddresses []a2a.DeniedAddress
 	// MaxResponseBytes bounds every response from an agent.
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
@@ -72,7 +74,7 @@ func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant 
 	if tenant != "" {
 		ep.Tenant = tenant
 	}
-	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs}
+	opts := a2a.HTTPOptions{Timeout: 30 * time.Second, DenyCIDRs: c.DenyCIDRs, AllowCIDRs: c.AllowCIDRs, OwnAddresses: c.OwnAddresses}
 	if agent.Spec.RequestTimeout != nil {
 		opts.Timeout = agent.Spec.RequestTimeout.Duration
 	}
@@ -199,7 +201,7 @@ func (c *Connector) client(ctx context.Context, agent *v1alpha1.Agent, tenant st
 		if err != nil {
 			return nil, err
 		}
-		c.store(key, instrumented{Client: raw, agent: agent.Namespace + "/" + agent.Name})
+		c.store(key, instrumented{Client: raw, agent: agentLabelValue(agent.Namespace, agent.Name)})
 		return nil, nil
 	})
 	if err != nil {

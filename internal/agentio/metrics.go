@@ -63,6 +63,16 @@ func observeLateness(c Call, started time.Time) {
 	scheduledReadLateness.WithLabelValues(c.Agent.String(), read).Observe(max(0, started.Sub(c.due).Seconds()))
 }
 
+// ForgetAgentSeries removes the series of an Agent that is gone: Agent names
+// are chosen by tenants, and series of Agents that no longer exist would
+// otherwise add up without bound. (The pool gauges are read at scrape time
+// from the pools that exist.)
+func ForgetAgentSeries(namespace, name string) {
+	a2aRequestDuration.DeletePartialMatch(prometheus.Labels{agentLabel: agentLabelValue(namespace, name)})
+}
+
+func agentLabelValue(namespace, name string) string { return namespace + "/" + name }
+
 // poolCollector reports every pool's load at scrape time.
 type poolCollector struct{ d *Dispatcher }
 

@@ -82,6 +82,7 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		if apierrors.IsNotFound(err) {
 			r.Calls.TakeCard(req.NamespacedName)
 			r.Calls.ForgetAgent(req.NamespacedName)
+			agentio.ForgetAgentSeries(req.Namespace, req.Name) // its series go with it
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

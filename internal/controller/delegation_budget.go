@@ -7,6 +7,10 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,9 +30,24 @@ func (s *scope) parentGranted() v1alpha1.Meters {
 	return s.parentObj.Status.Budget.Granted
 }
 
-// grantOwnBudget fixes this Delegation's grant when it starts.
-func (s *scope) grantOwnBudget() {
-	g := delegation.Grant(&s.d.Spec, s.parentGranted())
+// grantOwnBudget fixes this Delegation's grant when it starts: under a
+// metering parent, the reservation the parent holds for it, whatever
+// spec.budget says by now; meters the parent does not meter are ignored.
+// Both are told with a Warning Event.
+func (r *DelegationReconciler) grantOwnBudget(s *scope) {
+	var parent *v1alpha1.BudgetStatus
+	if s.parentObj != nil {
+		parent = s.parentObj.Status.Budget
+	}
+	g, changed := delegation.HeldGrant(&s.d.Spec, parent, string(s.d.UID))
+	if changed {
+		r.Recorder.Eventf(s.d, nil, "Warning", "BudgetFrozen", "Grant",
+			"spec.budget changed after the parent reserved the grant; the grant stays what was reserved: %s", meterList(g))
+	}
+	if ignored := delegation.IgnoredMeters(&s.d.Spec, s.parentGranted()); len(ignored) > 0 {
+		r.Recorder.Eventf(s.d, nil, "Warning", "MetersIgnored", "Grant",
+			"the parent does not meter %s: not granted", strings.Join(ignored, ", "))
+	}
 	if g == nil {
 		return
 	}
@@ -128,4 +147,13 @@ func (r *DelegationReconciler) updateParentStatus(ctx context.Context, s *scope,
 		s.parentObj = &p
 		return nil
 	})
+}
+
+// meterList shows meters as "calls=0, tokens=10".
+func meterList(m v1alpha1.Meters) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -53,8 +53,11 @@ func lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
 	}
 }
 
-// dispatchSend sends the first message.
+// dispatchSend sends the first message. The terms it is made under are
+// kept until its answer is applied (see sentTerms).
 func (r *DelegationReconciler) dispatchSend(s *scope) {
+	r.sentTerms.Store(client.ObjectKeyFromObject(s.d),
+		sentTerms{marker: s.d.Status.SendStarted.DeepCopy(), deadline: s.d.Status.Deadline.DeepCopy()})
 	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))))
 }
 

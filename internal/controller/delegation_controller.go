@@ -93,6 +93,8 @@ type DelegationReconciler struct {
 	Scheduler *agentio.Scheduler
 	Recorder  events.EventRecorder
 	Options   Options
+	// sentTerms holds, per Delegation, the terms of a send on its way.
+	sentTerms sync.Map
 	// Push, when set, is registered with agents that push notifications.
 	Push *PushReceiver
 	// Clock is the clock; tests may replace it.

@@ -82,3 +82,27 @@ func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change f
 	s.raw.ResourceVersion = s.d.ResourceVersion
 	return nil
 }
+
+// sentTerms are what a send was made under, kept in memory from the
+// dispatch until its answer is applied: the status record is taken from
+// them, not from the object at that time (its send marker may have been
+// removed, spec.timeout changed).
+type sentTerms struct {
+	// marker is the send marker the request was made after.
+	marker *metav1.Time
+	// deadline is the deadline the agent was given.
+	deadline *metav1.Time
+}
+
+// recordSentTerms keeps the send marker a send was made after, should the
+// annotation be gone by the time its answer is applied (a user removed
+// it): the status write that follows records it, and from then on status
+// is what says a send was made, so the send is looked up, never made again.
+func recordSentTerms(st *v1alpha1.DelegationStatus, sent sentTerms) {
+	if st.SendStarted == nil && sent.marker != nil {
+		st.SendStarted = sent.marker.DeepCopy()
+		if st.TaskID == "" && st.SendResult == "" {
+			st.SendResult = v1alpha1.SendInFlight
+		}
+	}
+}

@@ -80,8 +80,14 @@ func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Resul
 func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
+	sent, _ := r.sentTerms.LoadAndDelete(client.ObjectKeyFromObject(s.d))
+	terms, _ := sent.(sentTerms)
+	recordSentTerms(st, terms)
 	if st.StartTime == nil {
 		r.markStarted(s)
+		if terms.deadline != nil {
+			st.Deadline = terms.deadline.DeepCopy() // what the agent was told
+		}
 	}
 	switch {
 	case spec.TaskID != "":

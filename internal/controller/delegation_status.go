@@ -12,6 +12,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/textsafe"
 )
 
 // recordLease writes the lease state only when it changes, so renewals cost
@@ -74,7 +75,9 @@ func truncateFlag(s string, n int) (string, bool) {
 	return s[:n], true
 }
 
+// truncate bounds a message written to status or an Event; it may quote
+// an agent, so its control characters are escaped first.
 func truncate(s string, n int) string {
-	out, _ := truncateFlag(s, n)
+	out, _ := truncateFlag(textsafe.Block(s), n)
 	return out
 }

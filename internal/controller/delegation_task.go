@@ -124,7 +124,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 		now = *st.SendStarted
 	}
 	st.StartTime = &now
-	s.grantOwnBudget()
+	r.grantOwnBudget(s)
 	var parentDeadline time.Time
 	if s.parent != nil {
 		parentDeadline = s.parent.Deadline

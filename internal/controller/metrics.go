@@ -117,7 +117,7 @@ func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 func addMeters(c *prometheus.CounterVec, m v1alpha1.Meters) {
 	for meter, n := range m {
 		if n > 0 {
-			c.WithLabelValues(meter).Add(float64(n))
+			c.WithLabelValues(meterLabels.of(meter)).Add(float64(n))
 		}
 	}
 }
@@ -132,4 +132,39 @@ func (p *phaseCollector) collectRootBudget(ch chan<- prometheus.Metric, d *v1alp
 			ch <- prometheus.MustNewConstMetric(p.rootBudget[field], prometheus.GaugeValue, float64(m[meter]), d.Namespace, d.Name, meter)
 		}
 	}
+}
+
+// Meter names are chosen by tenants: as label values they would add series
+// without bound (a series is never removed from a counter). The first
+// maxMeterLabels names seen get their own label value; the rest are
+// counted under otherMeter.
+const (
+	maxMeterLabels = 32
+	otherMeter     = "other"
+)
+
+var meterLabels = &boundedLabels{limit: maxMeterLabels, other: otherMeter}
+
+// boundedLabels hands out at most limit distinct label values.
+type boundedLabels struct {
+	limit int
+	other string
+	mu    sync.Mutex
+	seen  map[string]struct{}
+}
+
+func (b *boundedLabels) of(v string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[v]; ok {
+		return v
+	}
+	if len(b.seen) >= b.limit || v == b.other {
+		return b.other
+	}
+	if b.seen == nil {
+		b.seen = map[string]struct{}{}
+	}
+	b.seen[v] = struct{}{}
+	return v
 }

@@ -17,10 +17,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/net/netutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -87,12 +89,60 @@ func (p *PushReceiver) Target(d *v1alpha1.Delegation) *a2a.PushTarget {
 	return &a2a.PushTarget{URL: p.BaseURL + "/push/" + d.Namespace + "/" + d.Name, Token: p.token(d)}
 }
 
-// token is derived from the UID, so a recreated object of the same name
-// never accepts its predecessor's notifications.
+// A notification token is bound to one send of one Delegation and expires:
+//
+//	<expiry, base 36 Unix seconds; 0: none>.<HMAC-SHA256(key, uid, send marker, expiry)>
+//
+// The UID keeps a recreated object of the same name from accepting its
+// predecessor's notifications; the send marker (status.sendStarted) ties
+// the token to the send that handed it out; the expiry is the task's
+// deadline, when it has one. Whatever the expiry, a token is refused once
+// the Delegation settled: nothing is left to follow.
+const pushTokenVersion = "tether-push/v2"
+
+// token is the token a send of d hands out.
 func (p *PushReceiver) token(d *v1alpha1.Delegation) string {
+	var exp int64
+	if d.Status.Deadline != nil {
+		exp = d.Status.Deadline.Unix()
+	}
+	return p.tokenFor(d, exp)
+}
+
+func (p *PushReceiver) tokenFor(d *v1alpha1.Delegation, exp int64) string {
 	m := hmac.New(sha256.New, p.Key)
-	m.Write([]byte(d.UID))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	marker := ""
+	if at := sendStartedOf(d); at != nil {
+		marker = at.UTC().Format(time.RFC3339)
+	}
+	_, _ = fmt.Fprintf(m, "%s\n%s\n%s\n%d", pushTokenVersion, d.UID, marker, exp)
+	return strconv.FormatInt(exp, 36) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// acceptsToken checks a presented token against d at now: signed for this
+// send of this Delegation, not expired, and the Delegation not settled.
+func (p *PushReceiver) acceptsToken(d *v1alpha1.Delegation, presented string, now time.Time) bool {
+	expText, _, ok := strings.Cut(presented, ".")
+	if !ok {
+		return false
+	}
+	exp, err := strconv.ParseInt(expText, 36, 64)
+	if err != nil || exp < 0 {
+		return false
+	}
+	if !hmac.Equal([]byte(presented), []byte(p.tokenFor(d, exp))) {
+		return false
+	}
+	return (exp == 0 || now.Unix() < exp) && !d.Status.Phase.Settled()
+}
+
+// sendStartedOf is the send marker as status records it, or as the
+// annotation shows it before the first status write.
+func sendStartedOf(d *v1alpha1.Delegation) *metav1.Time {
+	if d.Status.SendStarted != nil {
+		return d.Status.SendStarted
+	}
+	return sendMarker(d)
 }
 
 // presentedToken accepts the three ways senders present it: a2a-go's header,
@@ -141,7 +191,7 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// without a token learn nothing about which Delegations exist.
 	var d v1alpha1.Delegation
 	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil ||
-		!hmac.Equal([]byte(presentedToken(r)), []byte(p.token(&d))) {
+		!p.acceptsToken(&d, presentedToken(r), time.Now()) {
 		refuseUnread(w, "bad notification token", http.StatusUnauthorized)
 		return
 	}
@@ -186,7 +236,8 @@ func (p *PushReceiver) Start(ctx context.Context) error {
 	return p.serve(ctx, ln)
 }
 
-// serve serves on ln, with at most maxPushConns connections, until ctx ends.
+// serve serves on ln, with at most maxPushConns connections (and
+// maxPushConnsPerSource of one source address), until ctx ends.
 func (p *PushReceiver) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           p,
@@ -202,7 +253,7 @@ func (p *PushReceiver) serve(ctx context.Context, ln net.Listener) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	if err := srv.Serve(netutil.LimitListener(ln, maxPushConns)); !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(limitPerSource(netutil.LimitListener(ln, maxPushConns), maxPushConnsPerSource)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -66,6 +66,9 @@ type testAgent struct {
 	// dropReplies makes the agent take this many replies and then drop the
 	// connection instead of answering.
 	dropReplies atomic.Int32
+	// holdSends, while set, holds every first message until the channel is
+	// closed (the call is recorded first): a send whose answer is on its way.
+	holdSends atomic.Pointer[chan struct{}]
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -175,6 +178,13 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		if ta.hang.Load() {
 			<-r.Context().Done()
 			return
+		}
+		if held := ta.holdSends.Load(); held != nil && req.Method == "SendMessage" && req.Params.Message.TaskID == "" {
+			select {
+			case <-*held:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		if ta.misbehave(w, r, req.Method, req.Params.Message.TaskID == "", req.Params.Message.ContextID) {
 			return
@@ -302,6 +312,10 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		case strings.HasPrefix(text, "fail-long"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(strings.Repeat("é", 5000)))), nil)
+		case strings.HasPrefix(text, "fail-escapes"):
+			// An OSC 52 clipboard write, a screen clear and a right-to-left override.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
+				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("\x1b]52;c;aGk=\x07it\x1b[2J broke\u202e"))), nil)
 		case strings.HasPrefix(text, "fail"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("it broke"))), nil)

@@ -19,23 +19,65 @@ import (
 // removes the reservation and adds the charge, so a crash can never charge
 // twice or lose a charge (the entry's presence says whether it was charged).
 
-// Grant is what a Delegation is granted: the meters it names, and 0 for each
-// meter of its parent's that it does not name. A parent that does not meter
-// something leaves it unbounded.
+// Grant is what a Delegation asks to be granted. Under a parent that
+// meters something, that is the parent's meters only: the amount it names,
+// 0 for each it does not name; meters the parent does not meter are
+// ignored (IgnoredMeters names them), so a child can neither grow a ledger
+// with names of its own nor escape its parent's bounds. A Delegation whose
+// parent meters nothing is granted its own meters.
 func Grant(spec *v1alpha1.DelegationSpec, parentGranted v1alpha1.Meters) v1alpha1.Meters {
 	var own v1alpha1.Meters
 	if spec.Budget != nil {
 		own = spec.Budget.Meters
 	}
-	if len(own) == 0 && len(parentGranted) == 0 {
-		return nil
+	if len(parentGranted) == 0 {
+		if len(own) == 0 {
+			return nil
+		}
+		return maps.Clone(own)
 	}
 	g := v1alpha1.Meters{}
 	for m := range parentGranted {
-		g[m] = 0
+		g[m] = own[m]
 	}
-	maps.Copy(g, own)
 	return g
+}
+
+// IgnoredMeters are the meters spec names that its parent does not meter,
+// sorted; none when the parent meters nothing.
+func IgnoredMeters(spec *v1alpha1.DelegationSpec, parentGranted v1alpha1.Meters) []string {
+	if spec.Budget == nil || len(parentGranted) == 0 {
+		return nil
+	}
+	var out []string
+	for _, m := range slices.Sorted(maps.Keys(spec.Budget.Meters)) {
+		if _, metered := parentGranted[m]; !metered {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// HeldGrant is a child's grant once the parent holds its reservation: the
+// entry itself, whatever spec.budget says now. The reservation is what the
+// parent gave; a spec changed after it (admission freezes spec.budget only
+// once the child's own status shows the grant) must not grant more than
+// the parent reserved. changed reports a spec that asks for something else
+// than the entry holds. Without an entry, the grant is what spec asks.
+func HeldGrant(spec *v1alpha1.DelegationSpec, parent *v1alpha1.BudgetStatus, uid string) (grant v1alpha1.Meters, changed bool) {
+	if parent == nil || len(parent.Granted) == 0 {
+		return Grant(spec, nil), false
+	}
+	asked := Grant(spec, parent.Granted)
+	i := slices.IndexFunc(parent.Reservations, func(r v1alpha1.Reservation) bool { return r.UID == uid })
+	if i < 0 {
+		return asked, false
+	}
+	held := v1alpha1.Meters{}
+	for m := range parent.Granted {
+		held[m] = parent.Reservations[i].Meters[m]
+	}
+	return held, !maps.Equal(held, asked)
 }
 
 // NeedsReservation: the parent meters something, so the child must hold a
@@ -48,6 +90,10 @@ func NeedsReservation(parentGranted v1alpha1.Meters) bool { return len(parentGra
 func Reserve(b *v1alpha1.BudgetStatus, child, uid string, grant v1alpha1.Meters) (changed bool, err error) {
 	if HasReservation(b, uid) {
 		return false, nil
+	}
+	if len(b.Reservations) >= v1alpha1.MaxReservations {
+		return false, fmt.Errorf("the parent holds %d reservations, the most it keeps: waiting for a sibling to settle",
+			len(b.Reservations))
 	}
 	Recompute(b)
 	var short []string

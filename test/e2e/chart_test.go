@@ -99,6 +99,12 @@ func TestChartDeploymentIsRestrictedAndProbed(t *testing.T) {
 	g.Expect(c.Args).To(ContainElements("--health-probe-bind-address=:8081", "--leader-elect",
 		"--leader-election-namespace=tether-system", "--metrics-bind-address=:8443", "--zap-log-level=info",
 		"--agent-deny-cidrs=127.0.0.0/8,::1/128"), "loopback is denied by default")
+	// --agent-deny-own-addresses learns the pod's and the node's addresses
+	// from the downward API.
+	g.Expect(c.Env).To(ContainElements(
+		HaveField("ValueFrom.FieldRef.FieldPath", "status.podIPs"), HaveField("ValueFrom.FieldRef.FieldPath", "status.hostIP")))
+	g.Expect(managerArgs(t, renderChart(t, "networkPolicy.egress.apiServerCIDRs={10.0.0.5/32}"))).
+		To(ContainElement("--agent-deny-cidrs=127.0.0.0/8,::1/128,10.0.0.5/32"), "the API server's addresses are denied to agents")
 	g.Expect(c.Ports).To(ContainElement(corev1.ContainerPort{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP}))
 	g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/healthz"))
 	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))

@@ -33,6 +33,8 @@ func TestChartSchemaRefusesWrongValues(t *testing.T) {
 		"push.service.type=External":            "at '/push/service/type'",
 		"extraArgs={zap-log-level=debug}":       "at '/extraArgs/0'",
 		"metrics.serviceMonitor.tlsConfig=null": "additional properties 'tlsConfig' not allowed",
+		// Every replica must check push tokens with the same key.
+		"replicas=2,push.enabled=true": "at '/push/keySecret/name': minLength",
 	} {
 		t.Run(set, func(t *testing.T) {
 			out, err := runHelm(t, "template", "tether", chartDir, "--namespace", "tether-system", "--set", set)

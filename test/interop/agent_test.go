@@ -99,11 +99,15 @@ func startJSAgent(ctx context.Context, node, dir, logDir, mode string) (*jsAgent
 // URL is the agent's base URL as the operator sees it (the proxy).
 func (a *jsAgent) URL() string { return a.proxy.URL }
 
+// Close stops the agent before its proxy: the operator may still hold a
+// stream (SubscribeToTask) open through the proxy, and httptest's Close
+// waits for every active request.
 func (a *jsAgent) Close() {
-	a.proxy.Close()
 	if a.process != nil {
 		_ = a.process.Stop(5 * time.Second)
 	}
+	a.proxy.CloseClientConnections()
+	a.proxy.Close()
 }
 
 // Log is what the agent printed so far.

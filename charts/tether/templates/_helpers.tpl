@@ -131,7 +131,8 @@ delegation.tether.dev/shard: {{ .shard.index | quote }}
 - {{ printf "--cancel-timeout=%s" .Values.cancelTimeout | quote }}
 - {{ printf "--send-timeout=%s" .Values.sendTimeout | quote }}
 - --max-depth={{ .Values.maxDepth | int64 }}
-{{- with .Values.agentDenyCIDRs }}
+{{- /* The API server's own addresses are never an agent either. */}}
+{{- with concat .Values.agentDenyCIDRs .Values.networkPolicy.egress.apiServerCIDRs }}
 - {{ printf "--agent-deny-cidrs=%s" (join "," .) | quote }}
 {{- end }}
 {{- with .Values.agentAllowCIDRs }}
