@@ -43,7 +43,8 @@ func TestBench(t *testing.T) {
 	for _, phase := range []struct {
 		name string
 		run  func() []row
-	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases}} {
+	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases},
+		{"settle", e.settle}, {"leak", e.leak}} {
 		if len(sz.Rows) > 0 && !slices.Contains(sz.Rows, phase.name) {
 			continue
 		}
@@ -71,8 +72,10 @@ func TestBench(t *testing.T) {
 }
 
 func scale(sz sizes) string {
-	return fmt.Sprintf("sizes: dispatch %d at %g/s, throughput %d, cascade %d, leases %d (ttl %s, hold %s, %d to a hung agent), client %g QPS/%d burst",
-		sz.DispatchN, sz.DispatchRate, sz.ThroughputN, sz.CascadeN, sz.LeasesN, sz.LeaseTTL, sz.Hold, sz.HungN, sz.QPS, sz.Burst)
+	return fmt.Sprintf("sizes: dispatch %d at %g/s, throughput %d, cascade %d, leases %d (ttl %s, hold %s, %d to a hung agent), "+
+		"settle %d per agent (tasks of %s), leak %d, client %g QPS/%d burst",
+		sz.DispatchN, sz.DispatchRate, sz.ThroughputN, sz.CascadeN, sz.LeasesN, sz.LeaseTTL, sz.Hold, sz.HungN,
+		sz.SettleN, sz.SettleRun, sz.LeakN, sz.QPS, sz.Burst)
 }
 
 // commit names the source measured: the commit, marked when the tree has
