@@ -27,8 +27,7 @@ func (e *env) settle() []row {
 	floor := e.watchFloor(max(e.sz.SettleN, 20))
 	floorOf := fmt.Sprintf("plain informer: status write → watch event (%d writes)", len(floor))
 	const polledEvery, unpolled = time.Second, 30 * time.Second
-	var rows []row
-	for _, k := range []struct {
+	kinds := []struct {
 		name   string
 		kind   agentKind
 		poll   time.Duration
@@ -40,7 +39,9 @@ func (e *env) settle() []row {
 		{"streaming agent", streaming, unpolled, "≤ 2× floor", ratioAtMost(2)},
 		{"polled agent (every 1 s)", polled, polledEvery, "≤ poll interval", valueAtMost(millis(polledEvery))},
 		{"pushing agent", pushing, unpolled, "≤ 2× floor", ratioAtMost(2)},
-	} {
+	}
+	rows := make([]row, 0, 2*len(kinds))
+	for _, k := range kinds {
 		lat := e.settleAt(k.kind, k.poll)
 		rows = append(rows,
 			row{Name: "settle p50, " + k.name, Unit: "ms", Value: millis(percentile(lat, 0.5)), Floor: millis(percentile(floor, 0.5)),
@@ -189,5 +190,5 @@ func (e *env) leak() []row {
 		before.RSSMiB, peak.RSSMiB, n, after.RSSMiB, quiet)
 	return []row{{Name: "operator RSS after churn", Unit: "MiB", Value: after.RSSMiB, Floor: before.RSSMiB,
 		FloorOf: fmt.Sprintf("operator RSS before %d Delegations were created, settled and deleted", n),
-		Target: "≤ 1.1× floor", Met: ratioAtMost(1.1)}}
+		Target:  "≤ 1.1× floor", Met: ratioAtMost(1.1)}}
 }
