@@ -124,6 +124,6 @@ golangci-lint: $(LOCALBIN) ## Install golangci-lint into bin/.
 
 .PHONY: helm
 helm: $(LOCALBIN) ## Install helm into bin/.
-	@hack/go-install.sh "$(HELM)" helm.sh/helm/v3/cmd/helm $(HELM_VERSION)
+	@hack/install-helm.sh "$(HELM)" $(HELM_VERSION)
 
 -include hack/make/*.mk

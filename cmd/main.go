@@ -7,6 +7,7 @@ SPDX-License-Identifier: Apache-2.0
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,6 +33,8 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
+	"github.com/tether-dev/tether/internal/shard"
+	"github.com/tether-dev/tether/internal/tracing"
 	"github.com/tether-dev/tether/internal/version"
 )
 
@@ -63,6 +67,7 @@ type flags struct {
 	maxCallTimeout             time.Duration
 	agentConcurrency           int
 	pprofAddr                  string
+	shards                     shard.Flags
 }
 
 func parseFlags() (flags, zap.Options) {
@@ -102,6 +107,7 @@ func parseFlags() (flags, zap.Options) {
 		"Cap on every A2A call's deadline, whatever the Agent's spec.requestTimeout asks.")
 	flag.IntVar(&f.agentConcurrency, "agent-concurrent-reconciles", 4, "Agents (card reads) reconciled at once.")
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's HTTP endpoints (e.g. 127.0.0.1:6060); empty disables them.")
+	f.shards.Bind(flag.CommandLine)
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -131,7 +137,11 @@ func main() {
 		fmt.Println("tether-operator", build)
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := zap.New(zap.UseFlagOptions(&zapOpts))
+	if s, err := f.shards.Resolve(); err == nil && s.Count > 1 {
+		logger = logger.WithValues("shard", s.String()) // every line says which shard wrote it
+	}
+	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("setup")
 	log.Info("tether operator", "version", build.Version, "commit", build.Commit, "date", build.Date, "go", build.GoVersion)
 	metrics.Registry.MustRegister(version.BuildInfo())
@@ -153,7 +163,10 @@ func run(f flags) error {
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 
-	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics}
+	metricsOpts := metricsserver.Options{BindAddress: f.metricsAddr, SecureServing: f.secureMetrics,
+		// OpenMetrics to scrapers that ask for it: the only format that
+		// carries the call histogram's exemplars (trace ids).
+		HandlerOpts: []func(*promhttp.HandlerOpts){func(o *promhttp.HandlerOpts) { o.EnableOpenMetrics = true }}}
 	if !f.enableHTTP2 {
 		// HTTP/2 stream cancellation and rapid reset CVEs: HTTP/1.1 only.
 		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
@@ -174,7 +187,15 @@ func run(f flags) error {
 			}
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	ctx := ctrl.SetupSignalHandler()
+	// With --watch-namespaces the operator may list only there.
+	probeNamespace, _, _ := strings.Cut(f.watchNamespaces, ",")
+	shards, err := shard.New(ctx, cfg, scheme, f.shards, strings.TrimSpace(probeNamespace))
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info(shards.Describe(), "filtering", string(shards.Filtering))
+	opts := ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        f.probeAddr,
@@ -184,7 +205,9 @@ func run(f flags) error {
 		LeaderElectionNamespace:       f.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
-	})
+	}
+	shards.Configure(&opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
@@ -208,7 +231,6 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	ctx := ctrl.SetupSignalHandler()
 	if err := (&controller.DelegationReconciler{
 		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,
@@ -216,6 +238,7 @@ func run(f flags) error {
 		Options: controller.Options{
 			CancelTimeout: f.cancelTimeout, SendTimeout: f.sendTimeout, MaxDepth: f.maxDepth,
 			ResultTextLimit: f.resultTextLimit, MaxConcurrentReconciles: f.concurrency,
+			MinHandOverTTL: minHandOverTTL(f),
 		},
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return err
@@ -226,8 +249,32 @@ func run(f flags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces)
+	if f.leaderElect {
+		if err := shards.Start(ctx, mgr, f.leaderElectionNamespace); err != nil {
+			return err
+		}
+	}
+	// Traces only when the OTEL_* environment asks for them (docs/operations.md#tracing).
+	stopTracing, err := tracing.Setup(ctx, "tether-operator")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(flush)
+	}()
+	ctrl.Log.WithName("setup").Info("starting the operator", "watchNamespaces", f.watchNamespaces, "tracing", tracing.On())
 	return mgr.Start(ctx)
+}
+
+// minHandOverTTL is the shortest lease.ttl that survives a leader
+// hand-over; without leader election there is none to survive.
+func minHandOverTTL(f flags) time.Duration {
+	if !f.leaderElect {
+		return 0
+	}
+	return f.shards.MinTTL()
 }
 
 func pushReceiver(f flags, mgr ctrl.Manager) (*controller.PushReceiver, error) {

@@ -9,7 +9,9 @@ K8S_VERSION="${K8S_VERSION:-v1.37.2}"
 STAGING_VERSION="v0${K8S_VERSION#v1}"      # k8s.io/api etc. are v0.x for Kubernetes v1.x
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
 CACHE_ROOT="${TETHER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tether}"
-BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION"
+# -r2: the binaries report their version (-ldflags below), as released
+# ones do; Helm checks a chart's kubeVersion against it.
+BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION-r2"
 
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 
@@ -104,7 +106,10 @@ GO
   ( while sleep 60; do log "still compiling... $(( $(date +%s) - start ))s"; done ) &
   ticker=$!
   trap 'kill $ticker 2>/dev/null || true' EXIT
-  quiet go build -o "$BIN_DIR/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  version_pkg=k8s.io/component-base/version
+  ldflags="-X $version_pkg.gitVersion=$K8S_VERSION -X $version_pkg.gitMajor=1 -X $version_pkg.gitMinor=$minor -X $version_pkg.gitTreeState=clean"
+  quiet go build -ldflags "$ldflags" -o "$BIN_DIR/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
   kill $ticker 2>/dev/null || true
   log "kube-apiserver and kube-controller-manager ready after $(( $(date +%s) - start ))s"
 fi

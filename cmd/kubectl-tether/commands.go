@@ -83,7 +83,7 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 	if err := e.c.Get(ctx, e.key(args[0]), d); err != nil {
 		return err
 	}
-	_, err := io.WriteString(e.stdout, renderDescribe(d, e.now, e.color))
+	_, err := io.WriteString(e.stdout, renderDescribe(d, e.now, e.color)+describeShard(ctx, e, d.Namespace))
 	return err
 }
 

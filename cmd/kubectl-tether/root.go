@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -72,6 +73,9 @@ func (o *options) connect() (*env, error) {
 	if err := addEventsToScheme(scheme); err != nil {
 		return nil, err
 	}
+	if err := coordinationv1.AddToScheme(scheme); err != nil { // shard Leases
+		return nil, err
+	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
@@ -128,6 +132,7 @@ Every command takes kubectl's connection flags (--kubeconfig, --context, -n,
 		newCancelCommand(o),
 		newWaitCommand(o),
 		newEventsCommand(o),
+		newShardsCommand(o),
 		newUICommand(o),
 		newVersionCommand(o),
 		newCheckAgentCommand(o),

@@ -15,21 +15,39 @@ DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 VERSION_PKG := github.com/tether-dev/tether/internal/version
 LDFLAGS ?= -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).date=$(DATE)
 
+SYFT ?= $(LOCALBIN)/syft
+SYFT_VERSION ?= v1.57.1
+
 .PHONY: goreleaser
 goreleaser: $(LOCALBIN) ## Install goreleaser into bin/.
 	@GOTOOLCHAIN=$(GORELEASER_GO) hack/go-install.sh "$(GORELEASER)" github.com/goreleaser/goreleaser/v2 $(GORELEASER_VERSION)
 
+.PHONY: syft
+syft: $(LOCALBIN) ## Install syft (goreleaser's SBOM generator) into bin/.
+	@hack/go-install.sh "$(SYFT)" github.com/anchore/syft/cmd/syft $(SYFT_VERSION)
+
+# Images need a Docker engine with buildx and signing needs cosign and an
+# OIDC identity, so the snapshot skips those two; goreleaser check validates
+# their configuration, and check-release.sh the rest of what a release ships.
 .PHONY: release-snapshot
-release-snapshot: goreleaser helm chart-version-check ## Build every release archive and the chart package into dist/ (nothing published), then check their versions.
+release-snapshot: goreleaser syft helm chart-version-check ## Build every release file into dist/ (nothing published or signed) and check it: archives, SBOMs, krew manifest, install.yaml, tether-crds.yaml, the chart.
+	@"$(GORELEASER)" check
 	@echo "release-snapshot: building the archives with goreleaser (log: dist/goreleaser.log)"
-	@CHART_VERSION="$(CHART_VERSION)" "$(GORELEASER)" release --snapshot --clean --skip=publish,docker,sign >goreleaser.log 2>&1 || { cat goreleaser.log; exit 1; }
+	@PATH="$(LOCALBIN):$$PATH" CHART_VERSION="$(CHART_VERSION)" "$(GORELEASER)" release --snapshot --clean --skip=publish,docker,sign >goreleaser.log 2>&1 || { cat goreleaser.log; exit 1; }
 	@mv goreleaser.log dist/goreleaser.log
+	@# In a release the operator image's post hook writes these with the pushed digest.
+	@go run ./hack/release/manifests --tag "$(CHART_VERSION)" --out dist >/dev/null
 	@"$(HELM)" package charts/tether --destination dist >/dev/null
+	@DRY_RUN=1 HELM="$(HELM)" hack/release/publish-chart.sh dist/tether-$(CHART_VERSION).tgz >dist/publish-chart.log
 	@hack/check-release.sh dist "$(CHART_VERSION)"
 
 .PHONY: release-check
 release-check: goreleaser ## Check .goreleaser.yaml.
 	"$(GORELEASER)" check
+
+.PHONY: release-manifests
+release-manifests: ## Write install.yaml and tether-crds.yaml for the chart's version into dist/ (image by tag; a release adds the digest).
+	go run ./hack/release/manifests --tag "$(CHART_VERSION)" --out dist
 
 .PHONY: helm-package
 helm-package: helm chart-version-check ## Package the chart into dist/ (chart version and appVersion as in Chart.yaml).

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -162,7 +164,8 @@ func (g *grpcCalls) dialed(err error) {
 // withHeaders sets the endpoint's headers over whatever metadata a2a-go set
 // (the HTTP bindings replace same-named headers the same way).
 func (g *grpcCalls) withHeaders(ctx context.Context) context.Context {
-	if len(g.headers) == 0 {
+	traced := trace.SpanContextFromContext(ctx).IsValid()
+	if len(g.headers) == 0 && !traced {
 		return ctx
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
@@ -170,7 +173,27 @@ func (g *grpcCalls) withHeaders(ctx context.Context) context.Context {
 	for k, vs := range g.headers {
 		md[k] = append([]string(nil), vs...)
 	}
+	// The call's trace context travels as gRPC metadata (traceparent).
+	otel.GetTextMapPropagator().Inject(ctx, metadataCarrier(md))
 	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// metadataCarrier lets a propagator write gRPC metadata.
+type metadataCarrier metadata.MD
+
+func (m metadataCarrier) Get(key string) string {
+	if vs := metadata.MD(m).Get(key); len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+func (m metadataCarrier) Set(key, value string) { metadata.MD(m).Set(key, value) }
+func (m metadataCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,

@@ -13,6 +13,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultMaxResponseBytes bounds a response body when Endpoint.MaxResponseBytes is 0.
@@ -105,7 +109,8 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err := t.origins.checkURL(req.URL); err != nil {
 		return nil, err
 	}
-	if len(t.headers) > 0 {
+	traced := trace.SpanContextFromContext(req.Context()).IsValid()
+	if len(t.headers) > 0 || traced {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header.Del(k)
@@ -113,6 +118,9 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 				req.Header.Add(k, v)
 			}
 		}
+		// W3C traceparent (and tracestate) of the call's span, so the
+		// agent's spans join the tree's trace.
+		otel.GetTextMapPropagator().Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
@@ -36,10 +38,29 @@ var (
 	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
 	})
+	// A renewal that leaves late eats into the lease: this is the margin
+	// the alerts and the dashboard watch, before any lease lapses.
+	scheduledReadLateness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tether_scheduled_read_lateness_seconds",
+		Help:    "How long after it was due a scheduled read left for the agent, by agent and read (renewal for a leased task, else poll).",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+	}, []string{agentLabel, "read"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks)
+	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks, scheduledReadLateness)
+}
+
+// observeLateness records how late a scheduled read starts.
+func observeLateness(c Call, started time.Time) {
+	if c.due.IsZero() {
+		return
+	}
+	read := "poll"
+	if c.leased {
+		read = "renewal"
+	}
+	scheduledReadLateness.WithLabelValues(c.Agent.String(), read).Observe(max(0, started.Sub(c.due).Seconds()))
 }
 
 // poolCollector reports every pool's load at scrape time.
@@ -70,21 +91,54 @@ type instrumented struct {
 	agent string
 }
 
-func (c instrumented) observe(method string, start time.Time, err error) {
-	a2aRequestDuration.WithLabelValues(method, c.agent, metricOutcome(err)).Observe(time.Since(start).Seconds())
+// observe records a call's duration; a sampled span's trace id becomes the
+// observation's exemplar, linking a slow call in a dashboard to its trace.
+func (c instrumented) observe(ctx context.Context, method string, start time.Time, err error) {
+	h := a2aRequestDuration.WithLabelValues(method, c.agent, metricOutcome(err))
+	d := time.Since(start).Seconds()
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if e, ok := h.(prometheus.ExemplarObserver); ok {
+			e.ObserveWithExemplar(d, prometheus.Labels{"trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String()})
+			return
+		}
+	}
+	h.Observe(d)
+}
+
+// endCallSpan ends a call's span with the task id its answer named.
+func endCallSpan(span trace.Span, res Answer) {
+	if span == nil {
+		return
+	}
+	id := res.TaskID
+	if res.Task != nil {
+		id = res.Task.ID
+	}
+	tracing.EndCall(span, id, metricOutcome(res.Err), res.Err)
+}
+
+// op names a call for its span: a read that renews a lease is a renewal.
+func (c Call) op() string {
+	switch {
+	case c.Kind == KindGet && c.leased:
+		return "renewal"
+	case c.Kind == KindGet:
+		return "read"
+	}
+	return string(c.Kind)
 }
 
 func (c instrumented) Send(ctx context.Context, req a2a.SendRequest) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Send(ctx, req)
-	c.observe("SendMessage", start, err)
+	c.observe(ctx, "SendMessage", start, err)
 	return t, err
 }
 
 func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Get(ctx, taskID, renewLease)
-	c.observe("GetTask", start, err)
+	c.observe(ctx, "GetTask", start, err)
 	if renewLease {
 		result := "ok"
 		if err != nil {
@@ -98,13 +152,13 @@ func (c instrumented) Get(ctx context.Context, taskID string, renewLease bool) (
 func (c instrumented) Cancel(ctx context.Context, taskID string) (*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.Cancel(ctx, taskID)
-	c.observe("CancelTask", start, err)
+	c.observe(ctx, "CancelTask", start, err)
 	return t, err
 }
 
 func (c instrumented) ListByContext(ctx context.Context, contextID string) ([]*a2a.Task, error) {
 	start := time.Now()
 	t, err := c.Client.ListByContext(ctx, contextID)
-	c.observe("ListTasks", start, err)
+	c.observe(ctx, "ListTasks", start, err)
 	return t, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The operations below are every call the operator makes to an agent for a
@@ -25,6 +26,10 @@ import (
 type Target struct {
 	Agent  *v1alpha1.Agent
 	Tenant string
+	// Trace is the Delegation's span context (tracing.Of): each call's span
+	// is its child. TaskID names the task, when known, for those spans.
+	Trace  trace.SpanContext
+	TaskID string
 }
 
 // SendRequest sends a Delegation's first message.
@@ -266,7 +271,7 @@ func (d *Dispatcher) newCall(key types.NamespacedName, kind Kind, t Target, urge
 	op func(context.Context, a2a.Client) Answer) Call {
 	agent := d.shared(t.Agent)
 	c := Call{Key: Key{Delegation: key, Kind: kind}, Agent: types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name},
-		Urgent: urgent}
+		Urgent: urgent, Trace: t.Trace, TaskID: t.TaskID}
 	if agent.Spec.MaxConcurrentCalls != nil {
 		c.PoolSize = int(*agent.Spec.MaxConcurrentCalls)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Kind is what a call does. A Delegation has at most one call of each kind
@@ -93,6 +95,14 @@ type Call struct {
 	// sends: the call sends a Delegation's first message (its leaving is
 	// recorded); lookUp: it looks such a send's task up.
 	sends, lookUp bool
+	// Trace is the calling Delegation's span context (tracing.Of); the
+	// call's span is its child. TaskID names the task, when known.
+	Trace  trace.SpanContext
+	TaskID string
+	// due and leased: a scheduled read, when it was due and whether it
+	// renews a lease (for tether_scheduled_read_lateness_seconds).
+	due    time.Time
+	leased bool
 }
 
 // CallState is what the Dispatcher knows of a call that has not finished.
@@ -322,13 +332,17 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 		deadline = c.NotAfter
 	}
 	started := time.Now()
+	observeLateness(c, started)
 	if c.sends {
 		d.mu.Lock()
 		d.sendLeft(c.Delegation, started, deadline)
 		d.mu.Unlock()
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, span := tracing.StartCall(ctx, tracing.Call{Parent: c.Trace, Op: c.op(), Agent: c.Agent.String(),
+		Delegation: c.Delegation.String(), TaskID: c.TaskID})
 	res := c.do(ctx)
+	endCallSpan(span, res)
 	cancel()
 	res.Class = a2a.Classify(res.Err)
 	res.Queued, res.Finished = q.queued, time.Now()

@@ -239,6 +239,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	c := it.call
 	c.NotAfter = next
 	c.poll = !it.f.Read.Lease
+	c.due, c.leased = it.due, it.f.Read.Lease
 	seen := it.f.Seen
 	c.done = func(res Answer) { s.answered(it, seen, next, res) }
 	if !s.Dispatcher.Submit(c) {

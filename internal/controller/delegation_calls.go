@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Every call to an agent is an operation of internal/agentio, made with
@@ -31,9 +33,14 @@ func callKey(d *v1alpha1.Delegation, kind agentio.Kind) agentio.Key {
 	return agentio.Key{Delegation: client.ObjectKeyFromObject(d), Kind: kind}
 }
 
-// target is where a Delegation's calls go.
-func target(d *v1alpha1.Delegation, agent *v1alpha1.Agent) agentio.Target {
-	return agentio.Target{Agent: agent, Tenant: d.Spec.Tenant}
+// target is where a Delegation's calls go, and the span their spans are
+// children of (when tracing is on).
+func (r *DelegationReconciler) target(d *v1alpha1.Delegation, agent *v1alpha1.Agent) agentio.Target {
+	t := agentio.Target{Agent: agent, Tenant: d.Spec.Tenant, TaskID: d.Status.TaskID}
+	if tracing.On() {
+		t.Trace, _ = tracing.Of(context.Background(), r.Client, d)
+	}
+	return t
 }
 
 // lookUpRequest looks up the task of this Delegation's first send.
@@ -48,23 +55,23 @@ func lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
 
 // dispatchSend sends the first message.
 func (r *DelegationReconciler) dispatchSend(s *scope) {
-	r.Calls.Send(client.ObjectKeyFromObject(s.d), target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))))
+	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))))
 }
 
 // dispatchLookUp looks an earlier send up (and reads a task it finds in
 // full); it never sends: what follows is decided when its answer is applied.
 func (r *DelegationReconciler) dispatchLookUp(s *scope) {
-	r.Calls.LookUp(client.ObjectKeyFromObject(s.d), target(s.d, s.agent), lookUpRequest(s.d))
+	r.Calls.LookUp(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), lookUpRequest(s.d))
 }
 
 // dispatchAdopt reads spec.taskID back to adopt it.
 func (r *DelegationReconciler) dispatchAdopt(s *scope) {
-	r.Calls.Adopt(client.ObjectKeyFromObject(s.d), target(s.d, s.agent), s.d.Spec.TaskID, s.d.Spec.Lease != nil)
+	r.Calls.Adopt(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), s.d.Spec.TaskID, s.d.Spec.Lease != nil)
 }
 
 // dispatchGet reads the task back now (the scheduler does it on its cadence).
 func (r *DelegationReconciler) dispatchGet(s *scope) {
-	r.Calls.Read(client.ObjectKeyFromObject(s.d), target(s.d, s.agent), readRequest(s.d, s.agent))
+	r.Calls.Read(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), readRequest(s.d, s.agent))
 }
 
 // readRequest reads the task back (renewing its lease, if any): the read a
@@ -81,7 +88,7 @@ func readRequest(d *v1alpha1.Delegation, agent *v1alpha1.Agent) agentio.ReadRequ
 
 // dispatchReply sends spec.replies[i] to the task.
 func (r *DelegationReconciler) dispatchReply(s *scope, i int) {
-	r.Calls.Reply(client.ObjectKeyFromObject(s.d), target(s.d, s.agent), replyRequest(s.d, i))
+	r.Calls.Reply(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), replyRequest(s.d, i))
 }
 
 // dispatchCancel sends CancelTask; a task whose send may have reached the
@@ -96,7 +103,7 @@ func (r *DelegationReconciler) dispatchCancel(d *v1alpha1.Delegation, agent *v1a
 		lu := lookUpRequest(d)
 		q.LookUp = &lu
 	}
-	return r.Calls.Cancel(client.ObjectKeyFromObject(d), target(d, agent), q)
+	return r.Calls.Cancel(client.ObjectKeyFromObject(d), r.target(d, agent), q)
 }
 
 // take takes a finished call's result for this pass; if the pass cannot
@@ -151,7 +158,13 @@ func (r *DelegationReconciler) follow(s *scope, seen *string) {
 	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
 		interval = renew
 	}
-	f := agentio.Follow{Target: target(s.d, s.agent), Read: readRequest(s.d, s.agent), Interval: interval, Since: s.answeredAt}
+	since := s.answeredAt
+	if since.IsZero() {
+		// Picked up from status (a restart, a shard's new leader): when the
+		// task was last renewed is not known here, so it is read at once.
+		since = r.now().Add(-interval)
+	}
+	f := agentio.Follow{Target: r.target(s.d, s.agent), Read: readRequest(s.d, s.agent), Interval: interval, Since: since}
 	if seen != nil {
 		f.Seen = *seen
 	}

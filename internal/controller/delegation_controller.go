@@ -30,6 +30,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Field indexes that let a change to one object requeue the objects naming it.
@@ -55,6 +56,9 @@ type Options struct {
 	ResultTextLimit int
 	// MaxConcurrentReconciles is the number of workers.
 	MaxConcurrentReconciles int
+	// MinHandOverTTL, when set, is the shortest lease.ttl that survives a
+	// leader hand-over; a Delegation asking for less is warned.
+	MinHandOverTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -212,6 +216,7 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 		d.Status.ObservedGeneration = d.Generation
 	}
 	delegation.SetConditions(d, s.now)
+	r.warnShortLease(s)
 	if equality.Semantic.DeepEqual(s.base.Status, d.Status) {
 		return nil
 	}
@@ -224,6 +229,9 @@ func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean 
 		return err
 	}
 	r.recordTransition(s.base, d)
+	if !s.base.Status.Phase.Settled() && d.Status.Phase.Settled() {
+		tracing.RecordSettled(ctx, r.Client, d)
+	}
 	s.base = d.DeepCopy()
 	s.raw = d.DeepCopy()
 	return nil

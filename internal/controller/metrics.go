@@ -38,8 +38,19 @@ var (
 	})
 	phases = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
 		"Delegations by namespace, phase and (for Pending) the reason they wait, as the operator's cache holds them.",
-		[]string{"namespace", "phase", "reason"}, nil)}
+		[]string{"namespace", "phase", "reason"}, nil),
+		rootBudget: map[string]*prometheus.Desc{
+			"granted": prometheus.NewDesc("tether_root_budget_granted",
+				"Budget granted to the tree, per meter, of each unsettled root Delegation (no parentRef) with a budget.", rootLabels, nil),
+			"reserved": prometheus.NewDesc("tether_root_budget_reserved",
+				"Budget held by the root's active children, per meter, of each unsettled root Delegation with a budget.", rootLabels, nil),
+			"spent": prometheus.NewDesc("tether_root_budget_spent",
+				"Budget the tree spent so far (its root's own report plus what settled children were charged), per meter, "+
+					"of each unsettled root Delegation with a budget.", rootLabels, nil),
+		}}
 )
+
+var rootLabels = []string{"namespace", "root", meterLabel}
 
 func init() {
 	metrics.Registry.MustRegister(budgetReserved, budgetCharged,
@@ -47,11 +58,15 @@ func init() {
 }
 
 // phaseCollector counts Delegations by phase from the cache at scrape time,
-// so the numbers are right after a restart without any bookkeeping.
+// so the numbers are right after a restart without any bookkeeping. It also
+// reports the ledger of every unsettled root: one series per running tree
+// and meter, gone when the tree settles, so budget burn can be watched per
+// tree without a label per Delegation.
 type phaseCollector struct {
-	desc   *prometheus.Desc
-	mu     sync.Mutex
-	reader client.Reader
+	desc       *prometheus.Desc
+	rootBudget map[string]*prometheus.Desc
+	mu         sync.Mutex
+	reader     client.Reader
 }
 
 func (p *phaseCollector) use(r client.Reader) {
@@ -60,7 +75,12 @@ func (p *phaseCollector) use(r client.Reader) {
 	p.reader = r
 }
 
-func (p *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }
+func (p *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.desc
+	for _, d := range p.rootBudget {
+		ch <- d
+	}
+}
 
 func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	p.mu.Lock()
@@ -87,6 +107,7 @@ func (p *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 			k.reason = d.Status.Outcome.Reason
 		}
 		counts[k]++
+		p.collectRootBudget(ch, &d)
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, float64(n), k.ns, k.phase, k.reason)
@@ -97,6 +118,18 @@ func addMeters(c *prometheus.CounterVec, m v1alpha1.Meters) {
 	for meter, n := range m {
 		if n > 0 {
 			c.WithLabelValues(meter).Add(float64(n))
+		}
+	}
+}
+
+func (p *phaseCollector) collectRootBudget(ch chan<- prometheus.Metric, d *v1alpha1.Delegation) {
+	b := d.Status.Budget
+	if d.Spec.ParentRef != nil || b == nil || len(b.Granted) == 0 || d.Status.Phase.Settled() {
+		return
+	}
+	for field, m := range map[string]v1alpha1.Meters{"granted": b.Granted, "reserved": b.Reserved, "spent": b.Spent} {
+		for meter := range b.Granted {
+			ch <- prometheus.MustNewConstMetric(p.rootBudget[field], prometheus.GaugeValue, float64(m[meter]), d.Namespace, d.Name, meter)
 		}
 	}
 }

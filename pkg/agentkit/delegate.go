@@ -23,6 +23,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // DelegateRequest describes a child task.
@@ -143,6 +144,13 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 			ParentRef: &v1alpha1.LocalRef{Name: parent.Name},
 			Message:   &v1alpha1.Message{Text: req.Text},
 		},
+	}
+	if tp := tracing.Annotate(ctx); tp != "" {
+		// The child's span continues this task's (the operator reads it).
+		if child.Annotations == nil {
+			child.Annotations = map[string]string{}
+		}
+		child.Annotations[tracing.TraceparentAnnotation] = tp
 	}
 	if len(req.Budget) > 0 {
 		child.Spec.Budget = &v1alpha1.BudgetSpec{Meters: req.Budget}

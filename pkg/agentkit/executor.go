@@ -57,6 +57,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			d.kit = k
 			ctx = withDelegation(ctx, d)
 		}
+		ctx, span := startTaskSpan(ctx, ec)
+		defer span.End()
 
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)

@@ -68,7 +68,7 @@ func NewServer(card *a2a.AgentCard, exec a2asrv.AgentExecutor, opts ...Option) *
 	mux.Handle("POST "+LegacyRPCPath, a2av0.NewJSONRPCHandler(h))
 
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{Handler: mux, Kit: k, RequestHandler: h, stop: stop}
+	s := &Server{Handler: withIncomingTrace(mux), Kit: k, RequestHandler: h, stop: stop}
 	s.wg.Go(func() { k.Sweep(ctx, h) })
 	return s
 }

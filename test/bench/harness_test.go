@@ -71,7 +71,7 @@ func newEnv(t *testing.T, sz sizes) *env {
 	built := make(chan error, 1)
 	go func() { built <- e.buildOperator() }()
 	progress := func(f string, a ...any) { t.Logf(f, a...) }
-	if e.cluster, err = cluster.Start(ctx, cluster.Options{Logf: progress}); err != nil {
+	if e.cluster, err = cluster.Start(ctx, cluster.Options{Logf: progress, FeatureGates: []string{cluster.ShardedListAndWatch}}); err != nil {
 		t.Fatal(err, <-built)
 	}
 	t.Cleanup(func() {

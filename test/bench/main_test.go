@@ -79,10 +79,16 @@ type sizes struct {
 	// Wait bounds each wait for the operator (a slow operator is measured,
 	// not failed, until this runs out).
 	Wait time.Duration
+	// ShardsN Delegations are held by 1, 2 and 3 shards in turn, each for
+	// ShardSettle before its RSS is read; FailoverN leased tasks are on the
+	// shard whose leader is killed.
+	ShardsN     int
+	ShardSettle time.Duration
+	FailoverN   int
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// settle, leak);
+	// settle, leak, shards);
 	// empty runs them all.
 	Rows []string
 }
@@ -90,11 +96,11 @@ type sizes struct {
 func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
 		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
-		QPS: 200, Burst: 300, Wait: 2 * time.Minute}
+		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
-			QPS: 200, Burst: 300, Wait: 15 * time.Minute}
+			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -111,6 +117,9 @@ func sizesFromEnv(t *testing.T) sizes {
 	envFloat(t, "BENCH_QPS", &s.QPS)
 	envInt(t, "BENCH_BURST", &s.Burst)
 	envDuration(t, "BENCH_WAIT", &s.Wait)
+	envInt(t, "BENCH_SHARDS_N", &s.ShardsN)
+	envDuration(t, "BENCH_SHARD_SETTLE", &s.ShardSettle)
+	envInt(t, "BENCH_FAILOVER_N", &s.FailoverN)
 	s.Out = os.Getenv("BENCH_OUT")
 	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
 		if part = strings.TrimSpace(part); part != "" {

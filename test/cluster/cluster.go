@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,6 +35,26 @@ type Options struct {
 	WorkDir string
 	// Logf, when set, gets one line per step.
 	Logf func(format string, args ...any)
+	// FeatureGates are turned on in kube-apiserver (e.g.
+	// ShardedListAndWatch, for server-side sharded list and watch).
+	FeatureGates []string
+}
+
+// ShardedListAndWatch is kube-apiserver's feature gate for server-side
+// sharded list and watch (KEP-5866, alpha in 1.36+).
+const ShardedListAndWatch = "ShardedListAndWatch"
+
+// EnableFeatureGates turns feature gates on in an envtest environment's
+// kube-apiserver; call it before env.Start.
+func EnableFeatureGates(env *envtest.Environment, gates ...string) {
+	if len(gates) == 0 {
+		return
+	}
+	on := make([]string, len(gates))
+	for i, g := range gates {
+		on[i] = g + "=true"
+	}
+	env.ControlPlane.GetAPIServer().Configure().Set("feature-gates", strings.Join(on, ","))
 }
 
 // Cluster is a running control plane, or an existing one (Connect).
@@ -76,6 +97,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	// needs update on the owner's finalizers, so the operator's RBAC is
 	// checked for it too.
 	c.env.ControlPlane.GetAPIServer().Configure().Append("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
+	EnableFeatureGates(c.env, opts.FeatureGates...)
 	if c.config, err = c.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting the API server: %w", err)
 	}

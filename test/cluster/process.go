@@ -139,6 +139,17 @@ func (p *Process) Stop(grace time.Duration) error {
 	return err
 }
 
+// Kill sends SIGKILL, as when the process's node dies: nothing is
+// released. It returns once the process has ended.
+func (p *Process) Kill() {
+	p.stop.Do(func() {
+		if !p.Exited() {
+			_ = p.cmd.Process.Kill()
+		}
+		<-p.done
+	})
+}
+
 // Tail returns the last n lines of s.
 func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

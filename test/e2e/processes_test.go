@@ -39,7 +39,26 @@ func startOperator(t *testing.T, r release) *cluster.Process {
 	g.Expect(kube.List(ctx, deployments, client.InNamespace(r.namespace),
 		client.MatchingLabels{"app.kubernetes.io/instance": r.name})).To(Succeed())
 	g.Expect(deployments.Items).To(HaveLen(1), "the release should have one Deployment")
-	pod := deployments.Items[0].Spec.Template.Spec
+	op := startOperatorOf(t, r, &deployments.Items[0], "operator")
+
+	// Holding the Lease proves the leader election Role works.
+	g.Eventually(func(g Gomega) {
+		g.Expect(op.Exited()).To(BeFalse(), "the operator exited:\n%s", cluster.Tail(op.Log(), 30))
+		lease := &coordinationv1.Lease{}
+		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: leaseName}, lease)).To(Succeed())
+		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
+	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	t.Log("the operator holds the leader Lease")
+	return op
+}
+
+// startOperatorOf runs one replica of a Deployment of the release: its
+// command line, as its ServiceAccount, with extra flags appended.
+func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string, extra ...string) *cluster.Process {
+	t.Helper()
+	g := NewWithT(t)
+	pod := d.Spec.Template.Spec
 	g.Expect(pod.Containers).NotTo(BeEmpty())
 	args := append([]string{}, pod.Containers[0].Args...)
 	g.Expect(args).To(ContainElement("--leader-elect"))
@@ -56,30 +75,21 @@ func startOperator(t *testing.T, r release) *cluster.Process {
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--push-listen=") }) {
 		args = append(args, "--push-listen=127.0.0.1:0")
 	}
-	t.Logf("starting the operator as %s: %s", identity, strings.Join(args, " "))
+	args = append(args, extra...)
+	t.Logf("starting %s as %s: %s", name, identity, strings.Join(args, " "))
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
-		Name: "operator", Path: filepath.Join(binaries, "cmd"), Args: args,
+		Name: name, Path: filepath.Join(binaries, "cmd"), Args: args,
 		Env: []string{"KUBECONFIG=" + kubeconfig}, LogPath: filepath.Join(dir, "operator.log"),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if err := op.Stop(15 * time.Second); err != nil {
-			t.Errorf("stopping the operator: %v", err)
+			t.Errorf("stopping %s: %v", name, err)
 		}
 		if t.Failed() {
-			t.Logf("operator log (last lines):\n%s", cluster.Tail(op.Log(), 60))
+			t.Logf("%s log (last lines):\n%s", name, cluster.Tail(op.Log(), 60))
 		}
 	})
-
-	// Holding the Lease proves the leader election Role works.
-	g.Eventually(func(g Gomega) {
-		g.Expect(op.Exited()).To(BeFalse(), "the operator exited:\n%s", cluster.Tail(op.Log(), 30))
-		lease := &coordinationv1.Lease{}
-		g.Expect(kube.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: leaseName}, lease)).To(Succeed())
-		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
-		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
-	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
-	t.Log("the operator holds the leader Lease")
 	return op
 }
 

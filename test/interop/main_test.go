@@ -130,6 +130,16 @@ func run(m *testing.M) int {
 			a.Close()
 		}
 	}()
+	progress("building and starting the TypeScript agentkit's sample (examples/agents/ts-worker)")
+	if err := startTSWorker(ctx, node, root, logDir, cfg); err != nil {
+		progress("%v", err) // node and npm are here: a kit that does not build is a failure
+		return 1
+	}
+	defer func() {
+		if tsWorker != nil {
+			tsWorker.Close()
+		}
+	}()
 	progress("ready after %s", time.Since(began).Round(100*time.Millisecond))
 	return m.Run()
 }

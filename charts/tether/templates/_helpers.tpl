@@ -49,8 +49,40 @@ app.kubernetes.io/part-of: tether
 {{- join "," $out }}
 {{- end }}
 
+{{/* The shards' names: the release's full name when unsharded (the name it
+     always had), else <fullname>-shard-<i>. Each Deployment, PDB and push
+     Service is rendered once per shard, with .shard and .name set. */}}
+{{- define "tether.shards" -}}
+{{- $n := .Values.shards | int }}
+{{- range $i := until $n }}
+- index: {{ $i }}
+  name: {{ if eq $n 1 }}{{ include "tether.fullname" $ }}{{ else }}{{ printf "%s-shard-%d" (include "tether.fullname" $) $i | trunc 63 | trimSuffix "-" }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* Replicas of each shard's Deployment. */}}
+{{- define "tether.replicasPerShard" -}}
+{{- if and (gt (int .Values.shards) 1) .Values.replicasPerShard }}{{ .Values.replicasPerShard | int }}{{ else }}{{ .Values.replicas | int }}{{ end }}
+{{- end }}
+
+{{/* A shard's selector labels: the shard label only when sharded, so an
+     unsharded release keeps the selector it always had. */}}
+{{- define "tether.shardSelectorLabels" -}}
+{{ include "tether.selectorLabels" .root }}
+app.kubernetes.io/component: operator
+{{- if gt (int .root.Values.shards) 1 }}
+delegation.tether.dev/shard: {{ .shard.index | quote }}
+{{- end }}
+{{- end }}
+
+{{/* The push URL of a shard: its own Service, so a notification reaches the
+     shard that follows the task. push.url is used only when unsharded. */}}
 {{- define "tether.pushURL" -}}
-{{- .Values.push.url | default (printf "http://%s-push.%s.svc:%d" (include "tether.fullname" .) .Release.Namespace (.Values.push.port | int64)) }}
+{{- if and .root.Values.push.url (eq (int .root.Values.shards) 1) }}
+{{- .root.Values.push.url }}
+{{- else }}
+{{- printf "http://%s-push.%s.svc:%d" .shard.name .root.Release.Namespace (.root.Values.push.port | int64) }}
+{{- end }}
 {{- end }}
 
 {{- define "tether.image" -}}
@@ -71,12 +103,22 @@ app.kubernetes.io/part-of: tether
 {{/* The operator's flags, one per value. Numbers go through int64 so large
      ones are not printed in float notation. */}}
 {{- define "tether.args" -}}
+{{- $shard := .shard }}
+{{- with .root }}
 - --metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port | int64 }}{{ else }}0{{ end }}
 - --metrics-secure={{ .Values.metrics.secure }}
 - --health-probe-bind-address=:{{ .Values.healthProbe.port | int64 }}
+{{- if gt (int .Values.shards) 1 }}
+- --shards={{ .Values.shards | int64 }}
+- --shard={{ $shard.index | int64 }}
+- --shard-filtering={{ .Values.shardFiltering }}
+{{- end }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-elect
 - --leader-election-namespace={{ .Release.Namespace }}
+- {{ printf "--leader-election-lease-duration=%s" .Values.leaderElection.leaseDuration | quote }}
+- {{ printf "--leader-election-renew-deadline=%s" .Values.leaderElection.renewDeadline | quote }}
+- {{ printf "--leader-election-retry-period=%s" .Values.leaderElection.retryPeriod | quote }}
 {{- end }}
 {{- with include "tether.watchNamespaces" . }}
 - {{ printf "--watch-namespaces=%s" . | quote }}
@@ -103,13 +145,14 @@ app.kubernetes.io/part-of: tether
 - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
 {{- if .Values.push.enabled }}
 - --push-listen=:{{ .Values.push.port | int64 }}
-- {{ printf "--push-url=%s" (include "tether.pushURL" .) | quote }}
+- {{ printf "--push-url=%s" (include "tether.pushURL" (dict "root" . "shard" $shard)) | quote }}
 {{- with .Values.push.keySecret.name }}
-- --push-key-file=/etc/tether/push/{{ $.Values.push.keySecret.key }}
+- --push-key-file=/etc/tether/push/{{ $.root.Values.push.keySecret.key }}
 {{- end }}
 {{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 

@@ -1,0 +1,109 @@
+// Copyright 2026 The tether Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { AgentCard } from '@a2a-js/sdk';
+import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
+import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import express from 'express';
+
+import type { KitAgentExecutor } from './executor.js';
+import { Kit, type KitOptions } from './kit.js';
+import type { KitRequestHandler } from './handler.js';
+import { originsOf } from './claim.js';
+
+/** Paths the bindings are served on, relative to the base URL. */
+export const JSONRPC_PATH = '/a2a/jsonrpc';
+export const LEGACY_JSONRPC_PATH = '/a2a/v0.3/jsonrpc';
+
+export interface ServeOptions extends KitOptions {
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Port to listen on (default 0: any free port). */
+  port?: number;
+  /** Base URL written into the card (default: the listening address). */
+  publicUrl?: string;
+  /** Where tasks are kept (default: in memory). */
+  taskStore?: TaskStore;
+}
+
+/** A running agent. */
+export interface Served {
+  /** The base URL the card names. */
+  url: string;
+  /** The address the server listens on (differs from url behind a proxy). */
+  listening: string;
+  kit: Kit;
+  handler: KitRequestHandler;
+  server: http.Server;
+  /** Stops the sweeper and the HTTP server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves exec with the lease and budget extensions: the card at
+ * /.well-known/agent-card.json (with both extensions added), A2A 1.0
+ * JSON-RPC and 0.3 JSON-RPC, and the sweeper that cancels tasks whose lease
+ * lapsed. The card's supportedInterfaces are filled in from the URL.
+ */
+export async function serve(
+  card: Omit<AgentCard, 'supportedInterfaces'>,
+  exec: KitAgentExecutor,
+  opts: ServeOptions = {},
+): Promise<Served> {
+  const kit = new Kit(opts);
+  const app = express();
+  const server = http.createServer(app);
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const listening = `http://${shownHost}:${port}`;
+  const url = (opts.publicUrl || listening).replace(/\/$/, '');
+
+  // A request's Host is whatever the caller wrote: the origins come from
+  // the options or the URL the card names, never from a request.
+  if (kit.origins.length === 0) kit.origins = originsOf([url]);
+
+  const extensions = [...(card.capabilities?.extensions ?? [])];
+  for (const e of kit.extensions()) if (!extensions.some((x) => x.uri === e.uri)) extensions.push(e);
+  const full: AgentCard = {
+    ...card,
+    capabilities: {
+      streaming: card.capabilities?.streaming ?? true,
+      pushNotifications: card.capabilities?.pushNotifications ?? false,
+      extendedAgentCard: card.capabilities?.extendedAgentCard ?? false,
+      ...card.capabilities,
+      extensions,
+    },
+    supportedInterfaces: [
+      { url: url + JSONRPC_PATH, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+      { url: url + LEGACY_JSONRPC_PATH, protocolBinding: 'JSONRPC', protocolVersion: '0.3', tenant: '' },
+    ],
+  };
+  const handler = kit.requestHandler(new DefaultRequestHandler(full, opts.taskStore ?? new InMemoryTaskStore(), kit.executor(exec)));
+  const userBuilder = UserBuilder.noAuthentication;
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }));
+  app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder }));
+  app.use(LEGACY_JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
+  const stopSweep = kit.sweep(handler);
+
+  return {
+    url,
+    listening,
+    kit,
+    handler,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        stopSweep();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
