@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/pkg/agentkit"
@@ -31,8 +32,9 @@ import (
 // cancelled) on loopback that notes when each call arrives: sends by the
 // Delegation named in the text, renewals and cancels by task id. Tasks
 // whose text says "quick" complete at once; the others run until cancelled.
-// Everything lives in memory and costs a goroutine per running task, so
-// 10,000 tasks are cheap.
+// Tasks whose text says "settle" work for settleAfter, then complete, and
+// the agent notes when it sent their terminal event. Everything lives in
+// memory and costs a goroutine per running task, so 10,000 tasks are cheap.
 type benchAgent struct {
 	srv *agentkit.Server
 	hs  *httptest.Server
@@ -42,15 +44,41 @@ type benchAgent struct {
 	started  map[string]time.Time   // task id → when the task started
 	renewals map[string][]time.Time // task id → GetTask calls renewing the lease
 	cancels  map[string]time.Time   // task id → first CancelTask
+	ended    map[string]time.Time   // Delegation name → terminal event of a "settle" task
+
+	settleAfter time.Duration
 }
 
-func newBenchAgent() *benchAgent {
+// agentKind says how the bench agent tells the operator a task changed:
+// it only answers reads (polled), or its card says it streams, or it
+// pushes notifications.
+type agentKind int
+
+const (
+	polled agentKind = iota
+	streaming
+	pushing
+)
+
+func newBenchAgent() *benchAgent { return newBenchAgentOf(polled, 0) }
+
+// newBenchAgentOf is a bench agent of a kind whose "settle" tasks work for
+// settleAfter.
+func newBenchAgentOf(kind agentKind, settleAfter time.Duration) *benchAgent {
 	a := &benchAgent{sends: map[string]time.Time{}, started: map[string]time.Time{},
-		renewals: map[string][]time.Time{}, cancels: map[string]time.Time{}}
+		renewals: map[string][]time.Time{}, cancels: map[string]time.Time{}, ended: map[string]time.Time{},
+		settleAfter: settleAfter}
 	quiet := slog.New(slog.DiscardHandler)
 	card := &a2a.AgentCard{Name: "bench-agent", Description: "records when calls arrive", Version: "1",
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	a.srv = agentkit.NewServer(card, benchExecutor{a}, agentkit.WithLogger(quiet))
+		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Capabilities: a2a.AgentCapabilities{Streaming: kind == streaming, PushNotifications: kind == pushing}}
+	opts := []agentkit.Option{agentkit.WithLogger(quiet)}
+	if kind == pushing {
+		// The operator's receiver listens on loopback.
+		opts = append(opts, agentkit.WithHandlerOptions(a2asrv.WithPushNotifications(push.NewInMemoryStore(),
+			push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true}))))
+	}
+	a.srv = agentkit.NewServer(card, benchExecutor{a}, opts...)
 	a.hs = httptest.NewServer(a.record(a.srv))
 	return a
 }
@@ -166,6 +194,15 @@ func (a *benchAgent) cancelledTasks() (n int, last time.Time) {
 	return n, last
 }
 
+// endedAt is when the agent sent the terminal event of a Delegation's
+// "settle" task.
+func (a *benchAgent) endedAt(name string) (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.ended[name]
+	return at, ok
+}
+
 // leases copies what the lease analysis needs.
 func (a *benchAgent) leases() (map[string]time.Time, map[string][]time.Time) {
 	a.mu.Lock()
@@ -190,10 +227,29 @@ func (x benchExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 				return
 			}
 		}
-		if strings.HasPrefix(textOf(ec.Message), "quick") {
+		text := textOf(ec.Message)
+		if strings.HasPrefix(text, "quick") {
 			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done")), nil) {
 				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
 			}
+			return
+		}
+		if strings.HasPrefix(text, "settle") {
+			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+				return
+			}
+			select {
+			case <-time.After(x.a.settleAfter):
+			case <-ctx.Done():
+				return
+			}
+			if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done")), nil) {
+				return
+			}
+			x.a.mu.Lock()
+			x.a.ended[idOf(text)] = time.Now()
+			x.a.mu.Unlock()
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
 			return
 		}
 		if yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {

@@ -52,6 +52,8 @@ type env struct {
 	out string
 	// pprof is the operator's profiler address.
 	pprof string
+	// push is the address of the operator's push notification receiver.
+	push string
 	// ownWrites counts the Delegation writes this harness sent, so the
 	// operator's share of the API server's count is what is left.
 	ownWrites atomic.Int64
@@ -137,10 +139,12 @@ func (e *env) buildOperator() error {
 // client limits the floors use.
 func (e *env) startOperator() {
 	t := e.t
-	e.pprof = freeAddr(t)
+	e.pprof, e.push = freeAddr(t), freeAddr(t)
 	args := []string{
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--pprof-bind-address=" + e.pprof,
+		// Only agents whose card says they push are given the receiver.
+		"--push-listen=" + e.push, "--push-url=http://" + e.push,
 		fmt.Sprintf("--kube-api-qps=%g", e.sz.QPS), fmt.Sprintf("--kube-api-burst=%d", e.sz.Burst),
 	}
 	op, err := cluster.StartProcess(cluster.ProcessOptions{

@@ -62,6 +62,13 @@ type sizes struct {
 	LeaseTTL time.Duration
 	Hold     time.Duration
 	HungN    int
+	// SettleN Delegations per agent kind (streaming, polled, pushing) run
+	// tasks that end SettleRun after they start.
+	SettleN   int
+	SettleRun time.Duration
+	// LeakN Delegations are created, settled and deleted between two
+	// readings of the operator's RSS.
+	LeakN int
 	// LeaseCalls is the leases Agent's spec.maxConcurrentCalls (0: the
 	// default).
 	LeaseCalls int
@@ -81,19 +88,19 @@ type sizes struct {
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// shards);
+	// settle, leak, shards);
 	// empty runs them all.
 	Rows []string
 }
 
 func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
-		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, QPS: 200, Burst: 300, Wait: 2 * time.Minute,
-		ShardsN: 30, ShardSettle: time.Second, FailoverN: 10}
+		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
+		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
-			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, QPS: 200, Burst: 300, Wait: 15 * time.Minute,
-			ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300}
+			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
+			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -104,6 +111,9 @@ func sizesFromEnv(t *testing.T) sizes {
 	envDuration(t, "BENCH_HOLD", &s.Hold)
 	envInt(t, "BENCH_HUNG_N", &s.HungN)
 	envInt(t, "BENCH_LEASE_CALLS", &s.LeaseCalls)
+	envInt(t, "BENCH_SETTLE_N", &s.SettleN)
+	envDuration(t, "BENCH_SETTLE_RUN", &s.SettleRun)
+	envInt(t, "BENCH_LEAK_N", &s.LeakN)
 	envFloat(t, "BENCH_QPS", &s.QPS)
 	envInt(t, "BENCH_BURST", &s.Burst)
 	envDuration(t, "BENCH_WAIT", &s.Wait)

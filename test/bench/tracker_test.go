@@ -169,6 +169,18 @@ func (tr *tracker) addedAt(ns, name string) (time.Time, bool) {
 	return s.added, true
 }
 
+// reachedAt is when the informer first saw a Delegation in phase.
+func (tr *tracker) reachedAt(ns, name string, phase v1alpha1.Phase) (time.Time, bool) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	s, ok := tr.delegation[types.NamespacedName{Namespace: ns, Name: name}]
+	if !ok {
+		return time.Time{}, false
+	}
+	at, ok := s.reached[phase]
+	return at, ok
+}
+
 // lastReached is the latest time a Delegation of ns first reached phase.
 func (tr *tracker) lastReached(ns string, phase v1alpha1.Phase) time.Time {
 	tr.mu.Lock()

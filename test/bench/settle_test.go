@@ -1,0 +1,194 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// settle measures how late a task's end shows: from the agent sending the
+// terminal event to a watch seeing the Delegation Succeeded, for an agent
+// that streams, one that is polled and one that pushes, beside a plain
+// informer's watch latency for status writes of a trivial object.
+func (e *env) settle() []row {
+	floor := e.watchFloor(max(e.sz.SettleN, 20))
+	floorOf := fmt.Sprintf("plain informer: status write → watch event (%d writes)", len(floor))
+	const polledEvery, unpolled = time.Second, 30 * time.Second
+	kinds := []struct {
+		name   string
+		kind   agentKind
+		poll   time.Duration
+		target string
+		met    func(row) bool
+	}{
+		// The streaming and pushing agents are polled rarely, so a task
+		// whose end was not streamed or pushed shows it by a late number.
+		{"streaming agent", streaming, unpolled, "≤ 2× floor", ratioAtMost(2)},
+		{"polled agent (every 1 s)", polled, polledEvery, "≤ poll interval", valueAtMost(millis(polledEvery))},
+		{"pushing agent", pushing, unpolled, "≤ 2× floor", ratioAtMost(2)},
+	}
+	rows := make([]row, 0, 2*len(kinds))
+	for _, k := range kinds {
+		lat := e.settleAt(k.kind, k.poll)
+		rows = append(rows,
+			row{Name: "settle p50, " + k.name, Unit: "ms", Value: millis(percentile(lat, 0.5)), Floor: millis(percentile(floor, 0.5)),
+				FloorOf: floorOf, Target: k.target, Met: k.met},
+			row{Name: "settle p99, " + k.name, Unit: "ms", Value: millis(percentile(lat, 0.99)), Floor: millis(percentile(floor, 0.99)),
+				FloorOf: floorOf},
+		)
+	}
+	return rows
+}
+
+// settleAt runs SettleN tasks at an agent of a kind, created a few at a
+// time so they do not queue behind each other, and returns for each the
+// time from its terminal event at the agent to Succeeded at the watch. A
+// task whose end was never seen counts as Wait.
+func (e *env) settleAt(kind agentKind, poll time.Duration) []time.Duration {
+	t, n := e.t, e.sz.SettleN
+	ag := newBenchAgentOf(kind, e.sz.SettleRun)
+	defer ag.Close()
+	ns := e.tenant("settle", ag.URL(), pollEvery(poll))
+	tick := time.NewTicker(50 * time.Millisecond)
+	for i := range n {
+		<-tick.C
+		must(t, e.kube.Create(context.Background(), delegation(ns, fmt.Sprintf("s-%04d", i), "settle")))
+	}
+	tick.Stop()
+	succeeded := func() int { return e.seen.count(ns, phaseIs(v1alpha1.PhaseSucceeded)) }
+	if !e.tryUntil(e.sz.Wait, func() bool { return succeeded() == n }) {
+		t.Logf("settle: only %d of %d Succeeded within %s; the rest count as %s", succeeded(), n, e.sz.Wait, e.sz.Wait)
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("s-%04d", i)
+		ended, ok := ag.endedAt(name)
+		seen, shown := e.seen.reachedAt(ns, name, v1alpha1.PhaseSucceeded)
+		if !ok || !shown {
+			lat = append(lat, e.sz.Wait)
+			continue
+		}
+		lat = append(lat, seen.Sub(ended))
+	}
+	e.deleteAll(ns)
+	return lat
+}
+
+// watchFloor writes the status of n trivial objects one after another and
+// returns, for each, the time from the write to a plain informer's update
+// event.
+func (e *env) watchFloor(n int) []time.Duration {
+	t := e.t
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ns := e.namespace("watch")
+	c, err := cache.New(e.config, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	must(t, err)
+	probe := &unstructured.Unstructured{}
+	probe.SetGroupVersionKind(benchItem)
+	inf, err := c.GetInformer(ctx, probe)
+	must(t, err)
+	var (
+		mu    sync.Mutex
+		added int
+		seen  = map[string]time.Time{}
+	)
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { mu.Lock(); added++; mu.Unlock() },
+		UpdateFunc: func(_, o any) {
+			now := time.Now()
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			if done, _, _ := unstructured.NestedBool(u.Object, "status", "done"); !done {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if _, ok := seen[u.GetName()]; !ok {
+				seen[u.GetName()] = now
+			}
+		},
+	})
+	must(t, err)
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		t.Fatal("the floor's informer did not sync")
+	}
+	items := make([]*unstructured.Unstructured, n)
+	for i := range items {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(benchItem)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("watch-%04d", i))
+		must(t, e.kube.Create(ctx, u))
+		items[i] = u
+	}
+	e.waitUntil("the floor's informer sees its objects", time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return added == n })
+	wrote := make([]time.Time, n)
+	for i, u := range items {
+		u.Object["status"] = map[string]any{"done": true}
+		wrote[i] = time.Now()
+		must(t, e.kube.Status().Update(ctx, u))
+		time.Sleep(20 * time.Millisecond) // one write at a time, as tasks end
+	}
+	e.waitUntil("the floor's informer sees every status write", time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
+	out := make([]time.Duration, n)
+	for i, u := range items {
+		out[i] = seen[u.GetName()].Sub(wrote[i])
+	}
+	for _, u := range items {
+		must(t, client.IgnoreNotFound(e.kube.Delete(ctx, u)))
+	}
+	return out
+}
+
+// leak reads the operator's RSS before and after LeakN Delegations were
+// created, settled and deleted.
+func (e *env) leak() []row {
+	t, n := e.t, e.sz.LeakN
+	ag := newBenchAgent()
+	defer ag.Close()
+	ns := e.tenant("leak", ag.URL(), pollEvery(time.Second))
+	// The Go runtime hands freed memory back to the system over time; both
+	// readings are taken after the same quiet spell.
+	quiet := 2 * time.Second
+	if e.sz.Full {
+		quiet = 30 * time.Second
+	}
+	time.Sleep(quiet)
+	before := e.usage(e.operator)
+	objs := make([]client.Object, n)
+	for i := range objs {
+		objs[i] = delegation(ns, fmt.Sprintf("k-%05d", i), "quick")
+	}
+	e.createAll(objs)
+	succeeded := func() int { return e.seen.count(ns, phaseIs(v1alpha1.PhaseSucceeded)) }
+	if !e.tryUntil(e.sz.Wait, func() bool { return succeeded() == n }) {
+		t.Logf("leak: only %d of %d Succeeded within %s", succeeded(), n, e.sz.Wait)
+	}
+	peak := e.usage(e.operator)
+	e.deleteAll(ns)
+	time.Sleep(quiet)
+	after := e.usage(e.operator)
+	e.profile("heap", "operator-heap-after-churn.pprof")
+	t.Logf("leak: operator RSS %.1f MiB before, %.1f MiB with %d settled, %.1f MiB %s after they were deleted",
+		before.RSSMiB, peak.RSSMiB, n, after.RSSMiB, quiet)
+	return []row{{Name: "operator RSS after churn", Unit: "MiB", Value: after.RSSMiB, Floor: before.RSSMiB,
+		FloorOf: fmt.Sprintf("operator RSS before %d Delegations were created, settled and deleted", n),
+		Target:  "≤ 1.1× floor", Met: ratioAtMost(1.1)}}
+}
