@@ -183,16 +183,23 @@ func exportedMetrics(t *testing.T) map[string]bool {
 
 func TestChartTracingSetsTheOTELEnvironment(t *testing.T) {
 	g := NewWithT(t)
+	// otelEnv is the container's OTEL_* environment; the chart sets other
+	// variables too (GOMEMLIMIT, the pod's name and addresses).
+	otelEnv := func(d *appsv1.Deployment) map[string]string {
+		env := map[string]string{}
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if strings.HasPrefix(e.Name, "OTEL_") {
+				env[e.Name] = e.Value
+			}
+		}
+		return env
+	}
 	d := decode[appsv1.Deployment](t, renderChart(t).one(t, "Deployment", "tether"))
-	g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(BeEmpty(), "off by default")
+	g.Expect(otelEnv(d)).To(BeEmpty(), "off by default")
 
 	d = decode[appsv1.Deployment](t, renderChart(t, "tracing.enabled=true", "tracing.endpoint=http://otel-collector.observability:4317",
 		"tracing.sampler=parentbased_traceidratio", "tracing.samplerArg=0.1").one(t, "Deployment", "tether"))
-	env := map[string]string{}
-	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
-		env[e.Name] = e.Value
-	}
-	g.Expect(env).To(Equal(map[string]string{
+	g.Expect(otelEnv(d)).To(Equal(map[string]string{
 		"OTEL_TRACES_EXPORTER":               "otlp",
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://otel-collector.observability:4317",
 		"OTEL_EXPORTER_OTLP_TRACES_INSECURE": "false",
