@@ -41,16 +41,7 @@ var budgetTitles = map[string]string{
 var budgetOrder = []string{CheckBudgetRefuses, CheckBudgetVectors, CheckBudgetReport, CheckBudgetUngranted, CheckBudgetDeadline}
 
 func (r *runner) checkBudget(ctx context.Context) {
-	if _, ok := r.card.Extensions[a2a.BudgetExtensionURI]; !ok {
-		for _, id := range budgetOrder {
-			r.record(id, budgetTitles[id], Must, NotAdvertised, "the card does not declare %s", a2a.BudgetExtensionURI)
-		}
-		return
-	}
-	if r.main == nil {
-		for _, id := range budgetOrder {
-			r.record(id, budgetTitles[id], Must, Skipped, "no usable interface within the agent's origins")
-		}
+	if !r.extensionCheckable(a2a.BudgetExtensionURI, budgetOrder, budgetTitles) {
 		return
 	}
 	var wg sync.WaitGroup

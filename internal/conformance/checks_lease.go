@@ -38,16 +38,7 @@ var leaseTitles = map[string]string{
 var leaseOrder = []string{CheckLeaseRefuses, CheckLeaseGrants, CheckLeaseRenewal, CheckLeasePlainGet, CheckLeaseLapse}
 
 func (r *runner) checkLease(ctx context.Context) {
-	if _, ok := r.card.Extensions[a2a.LeaseExtensionURI]; !ok {
-		for _, id := range leaseOrder {
-			r.record(id, leaseTitles[id], Must, NotAdvertised, "the card does not declare %s", a2a.LeaseExtensionURI)
-		}
-		return
-	}
-	if r.main == nil {
-		for _, id := range leaseOrder {
-			r.record(id, leaseTitles[id], Must, Skipped, "no usable interface within the agent's origins")
-		}
+	if !r.extensionCheckable(a2a.LeaseExtensionURI, leaseOrder, leaseTitles) {
 		return
 	}
 	var wg sync.WaitGroup
@@ -303,4 +294,29 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// extensionCheckable tells whether an extension's checks can run: the card
+// declares it and an interface is usable. Otherwise every check of the
+// extension is recorded as not advertised or skipped.
+func (r *runner) extensionCheckable(uri string, order []string, titles map[string]string) bool {
+	var status Status
+	var seen string
+	switch {
+	case !r.declares(uri):
+		status, seen = NotAdvertised, "the card does not declare "+uri
+	case r.main == nil:
+		status, seen = Skipped, "no usable interface within the agent's origins"
+	default:
+		return true
+	}
+	for _, id := range order {
+		r.record(id, titles[id], Must, status, "%s", seen)
+	}
+	return false
+}
+
+func (r *runner) declares(uri string) bool {
+	_, ok := r.card.Extensions[uri]
+	return ok
 }
