@@ -69,9 +69,10 @@ func TestRaisedBudgetAfterTheReservationGrantsNothingMore(t *testing.T) {
 		Should(ContainElement(ContainSubstring("tokens=10")))
 
 	// Grandchildren draw on the reserved 10, not on the spec's million.
-	e.create(e.task("greedy", "wait greedy", childOf("child"), withBudget(v1alpha1.Meters{tokens: 500})))
+	// modest reserves first, so greedy's reason names what is left after it.
 	e.create(e.task("modest", "wait modest", childOf("child"), withBudget(v1alpha1.Meters{tokens: 10})))
 	e.waitRunning("modest")
+	e.create(e.task("greedy", "wait greedy", childOf("child"), withBudget(v1alpha1.Meters{tokens: 500})))
 	greedy := e.waitReason("greedy", v1alpha1.PhasePending, delegation.ReasonBudgetExhausted)
 	e.g.Expect(greedy.Status.Outcome.Message).To(ContainSubstring("tokens: wants 500, 0 left"))
 	e.g.Expect(ledger(e.get("child")).Reserved).To(Equal(v1alpha1.Meters{tokens: 10}))
