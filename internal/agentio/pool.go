@@ -20,6 +20,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 	"github.com/tether-dev/tether/internal/tracing"
 )
 
@@ -155,6 +156,8 @@ type Dispatcher struct {
 	// agents holds one read-only copy of each Agent version for the calls
 	// and followed tasks that need it.
 	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
+	// peaks are the maps' sizes for shrinkmap.Delete.
+	peaks struct{ calls, results, after, sends int }
 }
 
 type pool struct {
@@ -355,12 +358,12 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	if c.lookUp && res.LookUp != nil {
 		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
 	}
-	delete(d.calls, c.Key)
+	d.calls = shrinkmap.Delete(d.calls, c.Key, &d.peaks.calls)
 	if c.done == nil {
 		d.results[c.Key] = res
 	}
 	if next, ok := d.after[c.Key]; ok {
-		delete(d.after, c.Key)
+		d.after = shrinkmap.Delete(d.after, c.Key, &d.peaks.after)
 		d.queue(next)
 	}
 	d.mu.Unlock()
@@ -431,7 +434,7 @@ func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	res, ok := d.results[key]
-	delete(d.results, key)
+	d.results = shrinkmap.Delete(d.results, key, &d.peaks.results)
 	return res, ok
 }
 
@@ -488,7 +491,7 @@ func (d *Dispatcher) Drop(key Key) bool {
 	if !ok || q.running {
 		return false
 	}
-	delete(d.calls, key)
+	d.calls = shrinkmap.Delete(d.calls, key, &d.peaks.calls)
 	if p := d.pools[q.call.Agent]; p != nil {
 		prio := q.call.priority()
 		for i, x := range p.queues[prio] {
@@ -508,15 +511,15 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	defer d.mu.Unlock()
 	for k := range d.results {
 		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
-			delete(d.results, k)
+			d.results = shrinkmap.Delete(d.results, k, &d.peaks.results)
 		}
 	}
 	for k := range d.after {
 		if k.Delegation == delegation {
-			delete(d.after, k)
+			d.after = shrinkmap.Delete(d.after, k, &d.peaks.after)
 		}
 	}
-	delete(d.sends, delegation)
+	d.sends = shrinkmap.Delete(d.sends, delegation, &d.peaks.sends)
 }
 
 // Stats reports every pool's load, ordered by Agent.
