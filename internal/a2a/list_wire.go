@@ -142,14 +142,14 @@ func idsOnlyCallOption(ctx context.Context, reply any) grpc.CallOption {
 
 // Field numbers of lf.a2a.v1 (a2a.proto) that a look-up keeps.
 const (
-	pbListTasks       protowire.Number = 1 // ListTasksResponse.tasks
-	pbTaskID          protowire.Number = 1 // Task.id
-	pbTaskContextID   protowire.Number = 2 // Task.context_id
-	pbTaskStatus      protowire.Number = 3 // Task.status
-	pbTaskHistory     protowire.Number = 5 // Task.history
-	pbStatusState     protowire.Number = 1 // TaskStatus.state
-	pbMessageID       protowire.Number = 1 // Message.message_id
-	pbMessageRole     protowire.Number = 4 // Message.role
+	pbListTasks     protowire.Number = 1 // ListTasksResponse.tasks
+	pbTaskID        protowire.Number = 1 // Task.id
+	pbTaskContextID protowire.Number = 2 // Task.context_id
+	pbTaskStatus    protowire.Number = 3 // Task.status
+	pbTaskHistory   protowire.Number = 5 // Task.history
+	pbStatusState   protowire.Number = 1 // TaskStatus.state
+	pbMessageID     protowire.Number = 1 // Message.message_id
+	pbMessageRole   protowire.Number = 4 // Message.role
 )
 
 var errMalformedProto = errors.New("malformed ListTasks response")
