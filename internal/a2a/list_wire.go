@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/grpc"
@@ -182,10 +183,8 @@ func idsOnlyTaskProto(b []byte) ([]byte, error) {
 func only(nums ...protowire.Number) func([]byte) ([]byte, error) {
 	return func(b []byte) ([]byte, error) {
 		return filterProto(b, func(num protowire.Number) func([]byte) ([]byte, error) {
-			for _, n := range nums {
-				if n == num {
-					return keepProto
-				}
+			if slices.Contains(nums, num) {
+				return keepProto
 			}
 			return nil
 		})

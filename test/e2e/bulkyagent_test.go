@@ -29,7 +29,8 @@ const bulkyAnswerBytes = 1000 << 10
 // bulkyAgent is a 1.0 JSON-RPC agent that holds every call for hold and
 // then answers it with about 1 MiB: a task that stays working, with one
 // big artifact (a ListTasks page holds one such task, of another context).
-// It counts the calls it holds at once.
+// CancelTask is answered at once (canceled). It counts the calls it holds at
+// once: a held call has its place among the operator's calls in flight.
 type bulkyAgent struct {
 	hs       *httptest.Server
 	hold     time.Duration
@@ -83,18 +84,15 @@ func (b *bulkyAgent) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	n := b.inFlight.Add(1)
-	defer b.inFlight.Add(-1)
-	for p := b.peak.Load(); n > p && !b.peak.CompareAndSwap(p, n); p = b.peak.Load() {
-	}
-	select {
-	case <-time.After(b.hold):
-	case <-b.stop:
-	case <-r.Context().Done():
-		return
+	state := "TASK_STATE_CANCELED"
+	if req.Method != "CancelTask" {
+		state = "TASK_STATE_WORKING"
+		if !b.holdCall(r.Context()) {
+			return
+		}
 	}
 	task := func(id, contextID string) map[string]any {
-		return map[string]any{"id": id, "contextId": contextID, "status": map[string]any{"state": "TASK_STATE_WORKING"},
+		return map[string]any{"id": id, "contextId": contextID, "status": map[string]any{"state": state},
 			"artifacts": []any{map[string]any{"artifactId": "bulk", "parts": []any{map[string]any{"text": b.artifact}}}}}
 	}
 	var result any
@@ -109,6 +107,21 @@ func (b *bulkyAgent) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 	b.answered.Add(1)
+}
+
+// holdCall holds a call for b.hold, counting it; false when the caller gave up.
+func (b *bulkyAgent) holdCall(ctx context.Context) bool {
+	n := b.inFlight.Add(1)
+	defer b.inFlight.Add(-1)
+	for p := b.peak.Load(); n > p && !b.peak.CompareAndSwap(p, n); p = b.peak.Load() {
+	}
+	select {
+	case <-time.After(b.hold):
+	case <-b.stop:
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // watchRSS samples a process's resident memory until stop is called, which
