@@ -147,8 +147,9 @@ type Dispatcher struct {
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
 	// inFlight bounds the calls running at once across all Agents (see
-	// budget.go); nil: no bound.
-	inFlight chan struct{}
+	// budget.go); nil: no bound. ordinary bounds the calls that may not
+	// take the places kept for renewals, cancels and card reads.
+	inFlight, ordinary chan struct{}
 	// readLimits keeps the read limit an idle pool had learnt, by Agent.
 	readLimits map[types.NamespacedName]float64
 	// sends records the sends whose task id is not known yet (sends.go).
@@ -289,11 +290,11 @@ func (d *Dispatcher) work(p *pool) {
 			return
 		}
 		d.mu.Unlock()
-		d.acquire()
+		d.acquire(q.call)
 		d.mu.Lock()
 		if d.calls[q.call.Key] != q { // dropped while it waited for memory
 			d.mu.Unlock()
-			d.release()
+			d.release(q.call)
 			continue
 		}
 		q.running = true
@@ -302,7 +303,7 @@ func (d *Dispatcher) work(p *pool) {
 		}
 		d.mu.Unlock()
 		d.run(q, p)
-		d.release()
+		d.release(q.call)
 	}
 }
 
