@@ -33,9 +33,10 @@ const (
 // Two Agents in one namespace answer every call with about 1 MiB after
 // holding it for 3 s, with up to 128 of their calls wanted at once: the
 // operator, run with the chart's settings (GOMEMLIMIT from its memory
-// limit), holds at most its answer budget of them in flight (64), stays
-// under the chart's memory limit, and another namespace's leased tasks keep
-// being renewed at their agent all along, none lapsing.
+// limit), holds at most its answer budget of them in flight (64, of which
+// ordinary calls take 56), stays under the chart's memory limit, and
+// another namespace's leased tasks keep being renewed at their agent all
+// along, none lapsing.
 func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	requireCluster(t)
 	ctx := context.Background()
@@ -109,8 +110,8 @@ func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	}
 	mostInFlight := int64(0)
 	g.Eventually(func() int64 { mostInFlight = max(mostInFlight, inFlight()); return mostInFlight }).
-		WithTimeout(timeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 56),
-		"the bulky agents never held most of the operator's 64 calls at once")
+		WithTimeout(timeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 48),
+		"the bulky agents never held most of the 56 places ordinary calls may take")
 	t.Logf("the bulky agents hold %d calls at once after %s", mostInFlight, time.Since(start).Round(time.Millisecond))
 	busy := time.Now()
 	for time.Since(busy) < bulkyPhase {
