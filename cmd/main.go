@@ -210,7 +210,9 @@ func run(f flags) error {
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
 	}
-	shards.Configure(&opts)
+	if err := shards.Configure(&opts); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -26,10 +26,13 @@ import (
 )
 
 const (
-	shardCount    = 3
-	tasksPerNS    = 12 // two namespaces per shard: 72 leased tasks
-	shardLeaseTTL = 15 * time.Second
-	treeSize      = 10 // root, 3 children, 6 grandchildren
+	shardCount = 3
+	// Two namespaces per shard: shard 0, whose leader is stopped, holds
+	// 300 leased tasks, the others 24 each.
+	tasksPerNS             = 12
+	stoppedShardTasksPerNS = 150
+	shardLeaseTTL          = 15 * time.Second
+	treeSize               = 10 // root, 3 children, 6 grandchildren
 )
 
 var (
@@ -39,8 +42,8 @@ var (
 
 // Three shards of two replicas each, as the chart renders them, on an API
 // server with ShardedListAndWatch (shards 0 and 1 let it filter; shard 2 is
-// told to filter on its own). Shard 0's leader is SIGKILLed, then its
-// successor SIGTERMed, with leased tasks (ttl 15 s) in flight: every task of
+// told to filter on its own). Shard 0's leader is SIGKILLed with 300 leased
+// tasks (ttl 15 s) in flight, then its successor SIGTERMed: every task of
 // shard 0 is renewed by the standby before its lease runs out, the other
 // shards' renewals go on without a gap, nothing is sent twice and every
 // task's outcome is recorded. Then a tree is deleted and every descendant's
@@ -178,7 +181,11 @@ func (s *shardedRun) createTasks() {
 			w := newWorkspace(s.t, ns)
 			w.createAgent("agent", s.agent.URL())
 			w.deleteDelegationsOnCleanup()
-			for n := range tasksPerNS {
+			perNS := tasksPerNS
+			if i == 0 {
+				perNS = stoppedShardTasksPerNS
+			}
+			for n := range perNS {
 				d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("leased-%d", n)},
 					Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
 						Message: &v1alpha1.Message{Text: "hold until released"},
