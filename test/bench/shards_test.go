@@ -110,7 +110,7 @@ func (e *env) shardProcesses(n, replicas int, filtering string) [][]*cluster.Pro
 		}
 	}
 	for _, shardProcs := range procs {
-		e.waitUntil("a shard has a leader", time.Minute, func() bool { return leaderIndex(shardProcs) >= 0 })
+		e.waitUntil("a shard has a leader", e.sz.Wait, func() bool { return leaderIndex(shardProcs) >= 0 })
 	}
 	return procs
 }
