@@ -244,6 +244,10 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
+	if push != nil && f.leaderElect {
+		// A notification that reaches a standby is handed to the leader.
+		push.Leader, shards.PushEndpoint = shards, push.Endpoint
+	}
 	if err := (&controller.DelegationReconciler{
 		Push:   push,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Connector: connector, Recorder: recorder,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,14 @@ type Setup struct {
 	Flags     Flags
 	kube      client.Client
 	cfg       *rest.Config
+	// PushEndpoint, when set, is where this process receives push
+	// notifications; as leader it writes it on the shard's Lease.
+	PushEndpoint func(ctx context.Context) (string, error)
+	// identity is this process's name in the Lease; leaseNamespace holds it.
+	identity       string
+	leaseNamespace string
+	isLeading      atomic.Bool
+	pushLeader     pushLeader
 }
 
 // New resolves the shard and, with --shard-filtering=auto and more than
@@ -147,10 +156,11 @@ func (s *Setup) Configure(o *ctrl.Options) error {
 	if err != nil {
 		return err
 	}
+	s.identity, s.leaseNamespace = host+"_"+string(uuid.NewUUID()), ns
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: s.Shard.LeaseName()},
 		Client:     coordination,
-		LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())},
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.identity},
 	}
 	o.LeaderElectionResourceLockInterface = &exclusiveLock{Interface: lock, shard: s.Shard, namespace: ns,
 		name: s.Shard.LeaseName(), leases: s.kube, now: time.Now}
@@ -176,8 +186,15 @@ func (s *Setup) Start(ctx context.Context, mgr manager.Manager, leaseNamespace s
 		}
 	}
 	return mgr.Add(leading(func(ctx context.Context) {
+		s.isLeading.Store(true)
 		leaderGauge.WithLabelValues(strconv.Itoa(s.Shard.Index)).Set(1)
-		ctrl.LoggerFrom(ctx).Info("leading the shard", "lease", s.Shard.LeaseName())
+		log := ctrl.LoggerFrom(ctx)
+		log.Info("leading the shard", "lease", s.Shard.LeaseName())
+		if s.PushEndpoint != nil {
+			if err := s.advertisePush(ctx); err != nil {
+				log.Error(err, "the standbys cannot hand push notifications over: this leader's receiver URL is not on the Lease")
+			}
+		}
 	}))
 }
 
