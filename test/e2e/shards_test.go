@@ -165,7 +165,7 @@ func (s *shardedRun) expectLeadersAndLeases() {
 		}
 		s.g.Expect(s.leaderOf(i).proc.Log()).To(ContainSubstring(how), "shard %d", i)
 		lease := &coordinationv1.Lease{}
-		key := client.ObjectKey{Namespace: s.r.namespace, Name: fmt.Sprintf("tether-shard-%d", i)}
+		key := client.ObjectKey{Namespace: s.r.namespace, Name: fmt.Sprintf("tether-shard-%d-of-3", i)}
 		s.g.Expect(kube.Get(context.Background(), key, lease)).To(Succeed())
 		s.g.Expect(lease.Labels).To(HaveKeyWithValue(shard.LabelShard, fmt.Sprint(i)))
 		s.g.Expect(lease.Annotations).To(HaveKeyWithValue(shard.AnnotationShards, "3"))
