@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -122,9 +123,7 @@ func TestReshardByRollingUpdate(t *testing.T) {
 			g.Expect(p.Stop(15 * time.Second)).To(Succeed())
 		}
 	}
-	for key, id := range waitTasksRunning(g, tasks) {
-		taskIDs[key] = id
-	}
+	maps.Copy(taskIDs, waitTasksRunning(g, tasks))
 	// Every task is renewed by a shard of 3 after the last old pod stopped.
 	lastStop := time.Now()
 	g.Eventually(func() []string {
