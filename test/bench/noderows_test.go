@@ -74,7 +74,7 @@ func (e *env) node() []row {
 	rows := []row{
 		{Name: "JS SDK agent: settle rate", Unit: "Delegations/s", Value: settle, Floor: floorRate,
 			FloorOf: agentAlone + fmt.Sprintf("; %d created at once, pollInterval %s", nz.SettleN, nodePoll),
-			Target: fmt.Sprintf("≥ %g/s (the inline design)", oldSettleRate), Met: valueNotBelow(oldSettleRate)},
+			Target:  fmt.Sprintf("≥ %g/s (the inline design)", oldSettleRate), Met: valueNotBelow(oldSettleRate)},
 		{Name: "JS SDK agent: reads cut at their deadline while settling", Unit: "reads", Value: float64(settleCut),
 			FloorOf: fmt.Sprintf("ideal (of %d reads asked)", settleAsked), Target: "0", Met: valueAtMost(0)},
 	}
