@@ -47,6 +47,7 @@ type nodeAgent struct {
 	renewals map[string][]time.Time // task id → answered GetTask with the lease extension
 	reads    []time.Time            // every GetTask's arrival
 	cut      []time.Time            // GetTasks the caller gave up on before the agent answered
+	methods  map[string]int         // calls by JSON-RPC method
 }
 
 // jsEchoDir is the agent's folder in the repository.
@@ -63,7 +64,7 @@ func startNodeAgent(ctx context.Context, root, logDir string) (*nodeAgent, error
 	if err := installNodeModules(ctx, dir); err != nil {
 		return nil, err
 	}
-	a := &nodeAgent{started: map[string]time.Time{}, renewals: map[string][]time.Time{}}
+	a := &nodeAgent{started: map[string]time.Time{}, renewals: map[string][]time.Time{}, methods: map[string]int{}}
 	a.proxy = httptest.NewServer(http.HandlerFunc(a.serve))
 	p, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: "js-echo", Path: node,
@@ -162,6 +163,7 @@ func (a *nodeAgent) serve(w http.ResponseWriter, r *http.Request) {
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.methods[c.Method]++
 	switch c.Method {
 	case "GetTask":
 		a.reads = append(a.reads, arrived)
@@ -248,4 +250,11 @@ func (a *nodeAgent) readsBetween(from, to time.Time) (asked, cut int) {
 		}
 	}
 	return asked, cut
+}
+
+// calls copies the count of calls by method so far.
+func (a *nodeAgent) calls() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.methods)
 }
