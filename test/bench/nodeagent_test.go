@@ -22,6 +22,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,11 +45,12 @@ type nodeAgent struct {
 	forward *httputil.ReverseProxy
 
 	mu       sync.Mutex
-	started  map[string]time.Time   // task id → the send's answer
-	renewals map[string][]time.Time // task id → answered GetTask with the lease extension
-	reads    []time.Time            // every GetTask's arrival
-	cut      []time.Time            // GetTasks the caller gave up on before the agent answered
-	methods  map[string]int         // calls by JSON-RPC method
+	started  map[string]time.Time     // task id → the send's answer
+	renewals map[string][]time.Time   // task id → answered GetTask with the lease extension
+	reads    []time.Time              // every GetTask's arrival
+	cut      []time.Time              // GetTasks the caller gave up on before the agent answered
+	methods  map[string]int           // calls by JSON-RPC method
+	took     map[string]time.Duration // and the time the agent took for them
 }
 
 // jsEchoDir is the agent's folder in the repository.
@@ -64,7 +67,8 @@ func startNodeAgent(ctx context.Context, root, logDir string) (*nodeAgent, error
 	if err := installNodeModules(ctx, dir); err != nil {
 		return nil, err
 	}
-	a := &nodeAgent{started: map[string]time.Time{}, renewals: map[string][]time.Time{}, methods: map[string]int{}}
+	a := &nodeAgent{started: map[string]time.Time{}, renewals: map[string][]time.Time{}, methods: map[string]int{},
+		took: map[string]time.Duration{}}
 	a.proxy = httptest.NewServer(http.HandlerFunc(a.serve))
 	p, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: "js-echo", Path: node,
@@ -164,6 +168,7 @@ func (a *nodeAgent) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.methods[c.Method]++
+	a.took[c.Method] += answered.Sub(arrived)
 	switch c.Method {
 	case "GetTask":
 		a.reads = append(a.reads, arrived)
@@ -252,9 +257,15 @@ func (a *nodeAgent) readsBetween(from, to time.Time) (asked, cut int) {
 	return asked, cut
 }
 
-// calls copies the count of calls by method so far.
-func (a *nodeAgent) calls() map[string]int {
+// calls says how many calls of each method the agent got so far and how
+// long it took for one on average.
+func (a *nodeAgent) calls() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return maps.Clone(a.methods)
+	var b strings.Builder
+	for _, m := range slices.Sorted(maps.Keys(a.methods)) {
+		n := a.methods[m]
+		fmt.Fprintf(&b, "%s %d (%s each) ", m, n, (a.took[m] / time.Duration(n)).Round(time.Millisecond))
+	}
+	return strings.TrimSpace(b.String())
 }

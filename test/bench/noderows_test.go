@@ -176,7 +176,7 @@ func (e *env) nodeSettle(ag *nodeAgent, n int) (rate float64, cut, asked int) {
 	end := e.seen.lastReached(ns, v1alpha1.PhaseSucceeded)
 	rate = float64(succeeded()) / end.Sub(start).Seconds()
 	asked, cut = ag.readsBetween(start, end.Add(time.Second))
-	t.Logf("node: %d Delegations settled at %.1f/s; %d reads asked, %d cut at their deadline; calls at the agent so far %v (uptime: %s)",
+	t.Logf("node: %d Delegations settled at %.1f/s; %d reads asked, %d cut at their deadline; calls at the agent so far: %s (uptime: %s)",
 		succeeded(), rate, asked, cut, ag.calls(), loadAverage())
 	<-profiled
 	e.deleteAll(ns)
@@ -228,7 +228,7 @@ func (e *env) nodeLeases(ag *nodeAgent, n int, capacity float64) []row {
 	st := analyseLeases(started, renewals, from, to, ttl)
 	asked, cut := ag.readsBetween(from, to)
 	askedRate := float64(asked) / to.Sub(from).Seconds()
-	t.Logf("node: %d leased tasks held %s: %.0f renewals/s answered, %.0f reads/s asked, %d cut, %d lapses, lateness p99 %s; calls at the agent so far %v (uptime: %s)",
+	t.Logf("node: %d leased tasks held %s: %.0f renewals/s answered, %.0f reads/s asked, %d cut, %d lapses, lateness p99 %s; calls at the agent so far: %s (uptime: %s)",
 		st.Tasks, e.sz.Hold, st.PerSecond, askedRate, cut, st.Lapses, st.Lateness.Round(time.Millisecond), ag.calls(), loadAverage())
 	e.deleteAll(ns)
 
