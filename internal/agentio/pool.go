@@ -445,6 +445,15 @@ func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	return res, ok
 }
 
+// answerWaiting reports an answered call whose result the reconciler has
+// not taken yet.
+func (d *Dispatcher) answerWaiting(key Key) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return ok && res.Err == nil
+}
+
 // Peek returns the result of a finished call without taking it.
 func (d *Dispatcher) Peek(key Key) (Answer, bool) {
 	d.init()

@@ -242,6 +242,14 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 		next = now.Add(it.f.Interval)
 	}
 	c := it.call
+	if !it.f.Read.Lease && s.Dispatcher.answerWaiting(c.Key) {
+		// The reconciler has not taken the last read's answer yet (a busy
+		// operator): a poll now would only ask the agent again for what is
+		// already here. A renewal is still made: the lease needs it.
+		it.due = next
+		heap.Push(&s.heap, it)
+		return
+	}
 	c.Within = it.f.Interval
 	if it.f.Read.Lease {
 		c.Lapses = it.renewed.Add(3 * it.f.Interval)

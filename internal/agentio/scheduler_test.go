@@ -6,8 +6,10 @@ SPDX-License-Identifier: Apache-2.0
 package agentio
 
 import (
+	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -152,5 +154,36 @@ func TestNextReadAfterLateAndMissingAnswers(t *testing.T) {
 	}
 	if !it.renewed.Equal(now.Add(25 * time.Second)) {
 		t.Errorf("a missing answer renews nothing: renewed at %s, want 25s", it.renewed.Sub(now))
+	}
+}
+
+// A poll whose last answer the reconciler has not taken yet is not made:
+// the agent would only be asked again for what is already here. A renewal
+// is made all the same.
+func TestNoPollOnTopOfAnUntakenAnswer(t *testing.T) {
+	now := time.Unix(5000, 0)
+	d := &Dispatcher{}
+	d.init()
+	s := &Scheduler{Dispatcher: d, Clock: clocktesting.NewFakeClock(now)}
+	for _, leased := range []bool{false, true} {
+		key := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("leased-%t", leased)}
+		s.Track(key, Follow{Interval: 10 * time.Second, Read: ReadRequest{TaskID: "t", Lease: leased}})
+		it := s.items[key]
+		it.call.Key = Key{Delegation: key, Kind: KindGet}
+		it.call.Agent = types.NamespacedName{Namespace: "ns", Name: "agent"}
+		it.call.do = func(ctx context.Context) Answer { <-ctx.Done(); return Answer{Err: ctx.Err()} } // answers only at its deadline
+		d.results[Key{Delegation: key, Kind: KindGet}] = Answer{Task: &a2a.Task{ID: "t"}}
+		due := it.due
+		s.mu.Lock()
+		heap.Remove(&s.heap, it.index)
+		s.fire(it, due)
+		s.mu.Unlock()
+		_, made := d.calls[Key{Delegation: key, Kind: KindGet}]
+		if made != leased {
+			t.Errorf("leased %t: read made %t, want %t", leased, made, leased)
+		}
+		if !leased && !it.due.Equal(due.Add(10*time.Second)) {
+			t.Errorf("the skipped poll is due %s after it was skipped, want one interval", it.due.Sub(due))
+		}
 	}
 }
