@@ -71,13 +71,14 @@ func (e *env) node() []row {
 
 	agentAlone := fmt.Sprintf("the agent alone: a plain client's send + read per task, %d at a time (%d tasks)",
 		agentio.DefaultCallsPerAgent, min(nz.SettleN, 2000))
-	rows := []row{
-		{Name: "JS SDK agent: settle rate", Unit: "Delegations/s", Value: settle, Floor: floorRate,
+	rows := make([]row, 0, 2+len(leaseRows))
+	rows = append(rows,
+		row{Name: "JS SDK agent: settle rate", Unit: "Delegations/s", Value: settle, Floor: floorRate,
 			FloorOf: agentAlone + fmt.Sprintf("; %d created at once, pollInterval %s", nz.SettleN, nodePoll),
 			Target:  fmt.Sprintf("≥ %g/s (the inline design)", oldSettleRate), Met: valueNotBelow(oldSettleRate)},
-		{Name: "JS SDK agent: reads cut at their deadline while settling", Unit: "reads", Value: float64(settleCut),
+		row{Name: "JS SDK agent: reads cut at their deadline while settling", Unit: "reads", Value: float64(settleCut),
 			FloorOf: fmt.Sprintf("ideal (of %d reads asked)", settleAsked), Target: "0", Met: valueAtMost(0)},
-	}
+	)
 	return append(rows, leaseRows...)
 }
 
