@@ -79,9 +79,14 @@ type Call struct {
 	PoolSize int
 	// Timeout is the Agent's spec.requestTimeout; 0 means the operator's maximum.
 	Timeout time.Duration
-	// NotAfter, when set, ends the call no later than then (a renewal must
-	// not outlive the time the next one is due).
-	NotAfter time.Time
+	// Within, when set, ends the call no later than this long after it
+	// left: a scheduled read gets its interval from when it is sent, not
+	// from when it was due, so a read that waited for room is not cut
+	// before the agent could answer it (and then asked again).
+	Within time.Duration
+	// Lapses, for a renewal, is when the task's lease lapses unless this
+	// read is answered: renewals waiting for room go in that order.
+	Lapses time.Time
 	// Urgent: the result wakes its Delegation through UrgentEvents, which
 	// the controller puts ahead of other work (a send's answer: until it is
 	// applied, the task is not followed and its lease is not renewed).
@@ -169,6 +174,10 @@ type pool struct {
 	// reads runs now; readLimit is how many may (readbudget.go).
 	reads     int
 	readLimit float64
+	// fastest is the quickest answered read; backedOff is when the read
+	// limit last backed off.
+	fastest   time.Duration
+	backedOff time.Time
 }
 
 type pending struct {
@@ -331,11 +340,12 @@ func CallTimeout(asked, maximum time.Duration) time.Duration {
 
 func (d *Dispatcher) run(q *pending, p *pool) {
 	c := q.call
-	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
-	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
-		deadline = c.NotAfter
-	}
 	started := time.Now()
+	allowed := CallTimeout(c.Timeout, d.MaxCallTimeout)
+	if c.Within > 0 && c.Within < allowed {
+		allowed = c.Within
+	}
+	deadline := started.Add(allowed)
 	observeLateness(c, started)
 	if c.sends {
 		d.mu.Lock()
@@ -353,7 +363,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	d.mu.Lock()
 	if c.Kind == KindGet {
 		p.reads--
-		p.readAnswered(res, res.Finished.Sub(started), CallTimeout(c.Timeout, d.MaxCallTimeout))
+		p.readAnswered(res, started, res.Finished.Sub(started), allowed)
 		d.spawn(p)
 	}
 	if c.lookUp && res.LookUp != nil {
@@ -437,6 +447,15 @@ func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	res, ok := d.results[key]
 	d.results = shrinkmap.Delete(d.results, key, &d.peaks.results)
 	return res, ok
+}
+
+// answerWaiting reports an answered call whose result the reconciler has
+// not taken yet.
+func (d *Dispatcher) answerWaiting(key Key) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return ok && res.Err == nil
 }
 
 // Peek returns the result of a finished call without taking it.

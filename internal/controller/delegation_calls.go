@@ -140,11 +140,20 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: busyAfter - waited}
 	}
+	// The message names when the wait began, not how long it has been, so
+	// a Delegation waiting for minutes is written once, not at every pass:
+	// thousands of them waiting at a slow agent would otherwise spend the
+	// operator's API budget on the wait itself.
 	r.setPhase(s, delegation.Progress(phase, delegation.ReasonAgentBusy,
-		fmt.Sprintf("waiting %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
-			waited.Round(time.Second), s.d.Spec.AgentRef.Name)))
-	return ctrl.Result{RequeueAfter: busyAfter}
+		fmt.Sprintf("waiting since %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
+			cs.Queued.UTC().Format(time.RFC3339), s.d.Spec.AgentRef.Name)))
+	// The call's end wakes the Delegation; the requeue is only a safety
+	// net, so waiting Delegations do not crowd the work queue.
+	return ctrl.Result{RequeueAfter: busyRecheck}
 }
+
+// busyRecheck is how often a Delegation shown waiting for room looks again.
+const busyRecheck = 30 * time.Second
 
 // follow hands a running task to the scheduler, or takes it away once the
 // task settled, detached or is being deleted. seen is what the task last
