@@ -146,11 +146,11 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 	return ctrl.Result{RequeueAfter: busyAfter}
 }
 
-// follow hands a running task to the scheduler, or takes it away once the
+// schedule hands a running task to the scheduler, or takes it away once the
 // task settled, detached or is being deleted. seen is what the task last
 // reported as applied to status ("" when unknown: the first read wakes the
 // Delegation).
-func (r *DelegationReconciler) follow(s *scope, seen *string) {
+func (r *DelegationReconciler) schedule(s *scope, seen *string) {
 	key := client.ObjectKeyFromObject(s.d)
 	st := &s.d.Status
 	if st.TaskID == "" || delegation.Settled(st.Phase) || s.agent == nil || !s.d.DeletionTimestamp.IsZero() {
