@@ -48,15 +48,12 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 		return ctrl.Result{}, nil
 	}
 	if !answered {
-		left := r.Options.CancelTimeout - s.now.Sub(since)
-		switch {
-		case s.agent == nil:
-			res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
-		default:
+		res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
+		if s.agent != nil {
 			if !r.Calls.State(callKey(s.d, agentio.KindCancel)).Pending {
 				r.dispatchCancel(s.d, s.agent)
 			}
-			if left > 0 {
+			if left := r.Options.CancelTimeout - s.now.Sub(since); left > 0 {
 				// The answer wakes this Delegation; the bound still holds.
 				return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
 			}
@@ -114,7 +111,8 @@ func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
 
 // applyCancel records the answer to a CancelTask (and to the look-up of a
 // send's task before it); since is when the cancel was asked for.
-func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Answer, since time.Time) (ctrl.Result, error) {
+func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Answer,
+	since time.Time) (ctrl.Result, error) {
 	st, rec := &s.d.Status, step.Record()
 	if st.TaskID == "" && res.TaskID != "" {
 		delegation.RecordTask(st, res.TaskID, "")

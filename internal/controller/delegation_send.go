@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -149,7 +150,7 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 	}
 	log.Info("send failed; will look the task up or send again", "result", string(result), "error", err.Error())
 	r.noteSend(s, "the send did not complete: "+err.Error())
-	return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+	return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 }
 
 // applyLookUp acts on a look-up of an earlier send: adopt what it found,
@@ -181,13 +182,22 @@ func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res ag
 	case plan == delegation.PlanWait && lu.Err != nil:
 		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", lu.Err.Error())
 		r.noteSend(s, "looking up the task of an earlier send: "+lu.Err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 	case plan == delegation.PlanWait:
 		r.noteSend(s, "the answer to the send was lost; looking for the task at the agent")
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 	}
 	logf.FromContext(ctx).Info("the agent has no task of an earlier send; sending the same message again")
 	return r.resend(ctx, s)
+}
+
+// sendSince is when the send was first recorded (now when status does not
+// show it: its marker was removed and the send's terms are gone).
+func sendSince(st *v1alpha1.DelegationStatus, now time.Time) time.Time {
+	if st.SendStarted == nil {
+		return now
+	}
+	return st.SendStarted.Time
 }
 
 // noteSend shows why a send is still pending, without changing its phase;
