@@ -106,10 +106,12 @@ func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {
 }
 
 // A fair share of card reads across namespaces. Each card read holds a
-// place under the operator-wide bound on calls in flight (budget.go) for as
-// long as the agent takes to answer: a namespace with many Agents whose card
-// servers accept connections and never answer would otherwise hold every
-// place, and another namespace's new Agent would wait for them to time out.
+// place under the operator-wide bound on calls in flight (budget.go), one
+// that may be among those kept for renewals and cancels, for as long as the
+// agent takes to answer: a namespace with many Agents whose card servers
+// accept connections and never answer would otherwise hold every place,
+// and another namespace's new Agent (and every renewal) would wait for them
+// to time out.
 // So the card reads of one namespace run at most cardShare at once; the
 // others wait, oldest first, without holding a place or a pool's worker.
 

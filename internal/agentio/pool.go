@@ -20,6 +20,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 	"github.com/tether-dev/tether/internal/tracing"
 )
 
@@ -146,8 +147,9 @@ type Dispatcher struct {
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
 	// inFlight bounds the calls running at once across all Agents (see
-	// budget.go); nil: no bound.
-	inFlight chan struct{}
+	// budget.go); nil: no bound. ordinary bounds the calls that may not
+	// take the places kept for renewals, cancels and card reads.
+	inFlight, ordinary chan struct{}
 	// readLimits keeps the read limit an idle pool had learnt, by Agent.
 	readLimits map[types.NamespacedName]float64
 	// sends records the sends whose task id is not known yet (sends.go).
@@ -155,6 +157,8 @@ type Dispatcher struct {
 	// agents holds one read-only copy of each Agent version for the calls
 	// and followed tasks that need it.
 	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
+	// peaks are the maps' sizes for shrinkmap.Delete.
+	peaks struct{ calls, results, after, sends int }
 	// CardReadsPerNamespace caps the card reads running at once for the
 	// Agents of one namespace (0: see cardShare); cards holds their count
 	// and the reads waiting for room (cards.go).
@@ -300,11 +304,11 @@ func (d *Dispatcher) work(p *pool) {
 			return
 		}
 		d.mu.Unlock()
-		d.acquire()
+		d.acquire(q.call)
 		d.mu.Lock()
 		if d.calls[q.call.Key] != q { // dropped while it waited for memory
 			d.mu.Unlock()
-			d.release()
+			d.release(q.call)
 			continue
 		}
 		q.running = true
@@ -313,7 +317,7 @@ func (d *Dispatcher) work(p *pool) {
 		}
 		d.mu.Unlock()
 		d.run(q, p)
-		d.release()
+		d.release(q.call)
 	}
 }
 
@@ -369,7 +373,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	if c.lookUp && res.LookUp != nil {
 		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
 	}
-	delete(d.calls, c.Key)
+	d.calls = shrinkmap.Delete(d.calls, c.Key, &d.peaks.calls)
 	if c.Kind == KindCard {
 		d.cardDone(c.Agent.Namespace)
 	}
@@ -377,7 +381,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 		d.results[c.Key] = res
 	}
 	if next, ok := d.after[c.Key]; ok {
-		delete(d.after, c.Key)
+		d.after = shrinkmap.Delete(d.after, c.Key, &d.peaks.after)
 		d.queue(next)
 	}
 	d.mu.Unlock()
@@ -448,7 +452,7 @@ func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	res, ok := d.results[key]
-	delete(d.results, key)
+	d.results = shrinkmap.Delete(d.results, key, &d.peaks.results)
 	return res, ok
 }
 
@@ -505,7 +509,7 @@ func (d *Dispatcher) Drop(key Key) bool {
 	if !ok || q.running {
 		return false
 	}
-	delete(d.calls, key)
+	d.calls = shrinkmap.Delete(d.calls, key, &d.peaks.calls)
 	if p := d.pools[q.call.Agent]; p != nil {
 		prio := q.call.priority()
 		for i, x := range p.queues[prio] {
@@ -525,15 +529,15 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	defer d.mu.Unlock()
 	for k := range d.results {
 		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
-			delete(d.results, k)
+			d.results = shrinkmap.Delete(d.results, k, &d.peaks.results)
 		}
 	}
 	for k := range d.after {
 		if k.Delegation == delegation {
-			delete(d.after, k)
+			d.after = shrinkmap.Delete(d.after, k, &d.peaks.after)
 		}
 	}
-	delete(d.sends, delegation)
+	d.sends = shrinkmap.Delete(d.sends, delegation, &d.peaks.sends)
 }
 
 // Stats reports every pool's load, ordered by Agent.

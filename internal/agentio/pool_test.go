@@ -263,3 +263,38 @@ func TestReadLimitBacksOffAndRecovers(t *testing.T) {
 	}
 	g.Expect(order).To(Equal([]time.Duration{time.Second, 2 * time.Second, 3 * time.Second}))
 }
+
+// An eighth of the budget is kept for renewals, cancels and card reads: an
+// Agent whose reads hold every ordinary place does not hold up another
+// Agent's renewal.
+func TestMemoryBudgetKeepsPlacesForRenewals(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	d.SetMemoryBudget(8<<20, 1<<20)
+	g.Expect(d.InFlightLimit()).To(Equal(8))
+	release := make(chan struct{})
+	defer close(release)
+	key := func(name string) Key {
+		return Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}
+	}
+	read := func(agent, name string, leased bool) Call {
+		return Call{Key: key(name), Agent: types.NamespacedName{Namespace: "ns", Name: agent}, PoolSize: 16, leased: leased,
+			do: func(context.Context) Answer { <-release; return named(name) }}
+	}
+	for i := range 8 {
+		g.Expect(d.Submit(read("bulky", fmt.Sprintf("poll-%d", i), false))).To(BeTrue())
+	}
+	running := func() int {
+		n := 0
+		for i := range 8 {
+			if d.State(key(fmt.Sprintf("poll-%d", i))).Running {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(running).Should(Equal(7))
+	g.Consistently(running, 200*time.Millisecond).Should(Equal(7), "ordinary calls hold at most 7 of the 8 places")
+	g.Expect(d.Submit(read("steady", "renewal", true))).To(BeTrue())
+	g.Eventually(func() bool { return d.State(key("renewal")).Running }).Should(BeTrue(), "the renewal takes the kept place")
+}

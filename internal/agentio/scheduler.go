@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // Follow is a running task the scheduler reads back on its own cadence.
@@ -61,6 +62,8 @@ type Scheduler struct {
 	// each Agent has open.
 	streams    map[types.NamespacedName]*stream
 	streamsPer map[types.NamespacedName]int
+	// peaks are the maps' sizes for shrinkmap.Delete.
+	peaks struct{ items, early, streams int }
 }
 
 type item struct {
@@ -108,7 +111,7 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 			it.due = f.Since.Add(f.Interval)
 		}
 		if at, ok := s.early[key]; ok {
-			delete(s.early, key)
+			s.early = shrinkmap.Delete(s.early, key, &s.peaks.early)
 			if now.Sub(at) < time.Minute {
 				it.due = now
 			}
@@ -172,7 +175,7 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 	if !ok {
 		return
 	}
-	delete(s.items, key)
+	s.items = shrinkmap.Delete(s.items, key, &s.peaks.items)
 	s.stopStream(key)
 	if it.index >= 0 {
 		heap.Remove(&s.heap, it.index)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // Following by streaming: a running task at an agent whose card says it
@@ -98,7 +99,7 @@ func (s *Scheduler) startStream(key types.NamespacedName, f Follow) {
 func (s *Scheduler) stopStream(key types.NamespacedName) {
 	if st, ok := s.streams[key]; ok {
 		st.cancel()
-		delete(s.streams, key)
+		s.streams = shrinkmap.Delete(s.streams, key, &s.peaks.streams)
 	}
 }
 

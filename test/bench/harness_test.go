@@ -149,7 +149,8 @@ func (e *env) startOperator() {
 	}
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: "operator", Path: filepath.Join(e.root, "bin", "manager"), Args: args,
-		Env: []string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, LogPath: filepath.Join(t.TempDir(), "operator.log"),
+		Env:     append([]string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, e.sz.OperatorEnv...),
+		LogPath: filepath.Join(t.TempDir(), "operator.log"),
 	})
 	if err != nil {
 		t.Fatal(err)

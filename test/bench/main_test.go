@@ -87,6 +87,8 @@ type sizes struct {
 	FailoverN   int
 	// Out receives table.txt, results.csv and results.png.
 	Out string
+	// OperatorEnv is added to the operator's environment.
+	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
 	// settle, leak, shards);
 	// empty runs them all.
