@@ -214,7 +214,9 @@ func run(f flags) error {
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
 	}
-	shards.Configure(&opts)
+	if err := shards.Configure(&opts); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -246,6 +248,10 @@ func run(f flags) error {
 	push, err := pushReceiver(f, mgr)
 	if err != nil {
 		return err
+	}
+	if push != nil && f.leaderElect {
+		// A notification that reaches a standby is handed to the leader.
+		push.Leader, shards.PushEndpoint = shards, push.Endpoint
 	}
 	if err := (&controller.DelegationReconciler{
 		Push:   push,

@@ -48,6 +48,12 @@ type Follow struct {
 type Scheduler struct {
 	Dispatcher *Dispatcher
 	Clock      clock.WithTicker
+	// Resume, when set, lists the running tasks this process knows from
+	// its cache when Start begins (it just became its shard's leader).
+	// They are followed before the loop's first turn and read at once,
+	// shortest interval first, so a new leader renews every lease before
+	// it reconciles anything (see resume).
+	Resume func(ctx context.Context) map[types.NamespacedName]Follow
 
 	mu    sync.Mutex
 	items map[types.NamespacedName]*item
@@ -137,6 +143,20 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	}
 }
 
+// resume follows tasks picked up from the cache by a new leader. When each
+// was last read is not known here (the old leader renewed it from memory),
+// so every one is due now; among tasks due at once the heap fires the
+// shortest interval first, the lease that runs out first. A task already
+// followed keeps its due time.
+func (s *Scheduler) resume(follows map[types.NamespacedName]Follow) {
+	now := s.Clock.Now()
+	for key, f := range follows {
+		f.Since = now.Add(-f.Interval)
+		s.Track(key, f)
+	}
+	resumedTasks.Add(float64(len(follows)))
+}
+
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
@@ -205,6 +225,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
+	if s.Resume != nil {
+		s.resume(s.Resume(ctx))
+	}
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -316,8 +339,13 @@ func Fingerprint(t *a2a.Task, err error) string {
 
 type dueHeap []*item
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].f.Interval < h[j].f.Interval
+}
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j

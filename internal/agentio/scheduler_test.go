@@ -6,7 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package agentio
 
 import (
+	"container/heap"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,5 +109,39 @@ func TestFirstReadCountsFromTheSendsAnswer(t *testing.T) {
 	s.Track(key("answered 8s ago"), Follow{Interval: 10 * time.Second, Since: now})
 	if got := s.items[key("answered 8s ago")].due; !got.Equal(now.Add(2 * time.Second)) {
 		t.Errorf("tracked again: due %s, want 2s", got.Sub(now))
+	}
+}
+
+// A new leader reads every task it resumes at once, the shortest interval
+// (the lease that runs out first) ahead of longer ones and of polls; a task
+// it already followed keeps its own due time.
+func TestResumedTasksAreDueAtOnceShortestIntervalFirst(t *testing.T) {
+	now := time.Unix(5000, 0)
+	s := &Scheduler{Clock: clocktesting.NewFakeClock(now)}
+	key := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
+	s.Track(key("followed"), Follow{Interval: 5 * time.Second, Since: now})
+	s.resume(map[types.NamespacedName]Follow{
+		key("poll"):     {Interval: 10 * time.Minute},
+		key("ttl-60s"):  {Interval: 20 * time.Second},
+		key("ttl-15s"):  {Interval: 5 * time.Second},
+		key("ttl-30s"):  {Interval: 10 * time.Second},
+		key("followed"): {Interval: 5 * time.Second},
+	})
+	var order []string
+	for s.heap.Len() > 0 {
+		it := heap.Pop(&s.heap).(*item)
+		if it.key.Name == "followed" {
+			if want := now.Add(5 * time.Second); !it.due.Equal(want) {
+				t.Errorf("an already followed task moved to %s, want it kept at 5s", it.due.Sub(now))
+			}
+			continue
+		}
+		if !it.due.Equal(now) {
+			t.Errorf("%s: due %s, want now", it.key.Name, it.due.Sub(now))
+		}
+		order = append(order, it.key.Name)
+	}
+	if want := []string{"ttl-15s", "ttl-30s", "ttl-60s", "poll"}; !slices.Equal(order, want) {
+		t.Errorf("read order %v, want %v", order, want)
 	}
 }

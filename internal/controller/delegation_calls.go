@@ -152,24 +152,36 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 // Delegation).
 func (r *DelegationReconciler) schedule(s *scope, seen *string) {
 	key := client.ObjectKeyFromObject(s.d)
-	st := &s.d.Status
-	if st.TaskID == "" || delegation.Settled(st.Phase) || s.agent == nil || !s.d.DeletionTimestamp.IsZero() {
+	if !followed(s.d, s.agent) {
 		r.Scheduler.Untrack(key)
 		return
 	}
-	interval := pollInterval(s.agent)
-	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
-		interval = renew
-	}
-	since := s.answeredAt
-	if since.IsZero() {
+	f := r.followOf(s.d, s.agent)
+	if !s.answeredAt.IsZero() {
+		f.Since = s.answeredAt
+	} else {
 		// Picked up from status (a restart, a shard's new leader): when the
 		// task was last renewed is not known here, so it is read at once.
-		since = r.now().Add(-interval)
+		f.Since = r.now().Add(-f.Interval)
 	}
-	f := agentio.Follow{Target: r.target(s.d, s.agent), Read: readRequest(s.d, s.agent), Interval: interval, Since: since}
 	if seen != nil {
 		f.Seen = *seen
 	}
 	r.Scheduler.Track(key, f)
+}
+
+// followed says whether the scheduler follows the Delegation's task: it
+// runs at the agent and the operator has not let go of it.
+func followed(d *v1alpha1.Delegation, agent *v1alpha1.Agent) bool {
+	return d.Status.TaskID != "" && !delegation.Settled(d.Status.Phase) && agent != nil && d.DeletionTimestamp.IsZero()
+}
+
+// followOf is how the scheduler reads the task back: every ttl/3 when it
+// is leased, at the Agent's pollInterval otherwise.
+func (r *DelegationReconciler) followOf(d *v1alpha1.Delegation, agent *v1alpha1.Agent) agentio.Follow {
+	interval := pollInterval(agent)
+	if renew := delegation.RenewInterval(&d.Spec); renew > 0 && renew < interval {
+		interval = renew
+	}
+	return agentio.Follow{Target: r.target(d, agent), Read: readRequest(d, agent), Interval: interval}
 }

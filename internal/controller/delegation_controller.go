@@ -295,6 +295,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		r.Scheduler = &agentio.Scheduler{}
 	}
 	r.Scheduler.Dispatcher = r.Calls
+	r.Scheduler.Resume = r.runningTasks
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
 	}
