@@ -164,6 +164,11 @@ type Dispatcher struct {
 	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
 	// peaks are the maps' sizes for shrinkmap.Delete.
 	peaks struct{ calls, results, after, sends int }
+	// CardReadsPerNamespace caps the card reads running at once for the
+	// Agents of one namespace (0: see cardShare); cards holds their count
+	// and the reads waiting for room (cards.go).
+	CardReadsPerNamespace int
+	cards                 map[string]*namespaceCards
 }
 
 type pool struct {
@@ -205,6 +210,7 @@ func (d *Dispatcher) init() {
 		d.after = map[Key]Call{}
 		d.sends = map[types.NamespacedName]SendRecord{}
 		d.readLimits = map[types.NamespacedName]float64{}
+		d.cards = map[string]*namespaceCards{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -249,20 +255,28 @@ func (d *Dispatcher) queue(c Call) bool {
 	if _, ok := d.results[c.Key]; ok && c.done == nil {
 		return false
 	}
+	if c.Kind == KindCard && !d.cardRoom(c) {
+		return true // it waits for its namespace's share (cards.go)
+	}
+	d.toPool(c, time.Now())
+	return true
+}
+
+// toPool adds the call to its Agent's pool; it is called with d.mu held.
+func (d *Dispatcher) toPool(c Call, queued time.Time) {
 	p := d.pools[c.Agent]
 	if p == nil {
 		p = &pool{agent: c.Agent, readLimit: d.readLimits[c.Agent]}
 		d.pools[c.Agent] = p
 	}
 	p.size = d.poolSize(c.PoolSize)
-	q := &pending{call: c, queued: time.Now()}
+	q := &pending{call: c, queued: queued}
 	d.calls[c.Key] = q
 	p.enqueue(q)
 	if p.running < p.size {
 		p.running++
 		go d.work(p)
 	}
-	return true
 }
 
 func (d *Dispatcher) poolSize(asked int) int {
@@ -370,6 +384,9 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
 	}
 	d.calls = shrinkmap.Delete(d.calls, c.Key, &d.peaks.calls)
+	if c.Kind == KindCard {
+		d.cardDone(c.Agent.Namespace)
+	}
 	if c.done == nil {
 		d.results[c.Key] = res
 	}

@@ -155,11 +155,11 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 // busyRecheck is how often a Delegation shown waiting for room looks again.
 const busyRecheck = 30 * time.Second
 
-// follow hands a running task to the scheduler, or takes it away once the
+// schedule hands a running task to the scheduler, or takes it away once the
 // task settled, detached or is being deleted. seen is what the task last
 // reported as applied to status ("" when unknown: the first read wakes the
 // Delegation).
-func (r *DelegationReconciler) follow(s *scope, seen *string) {
+func (r *DelegationReconciler) schedule(s *scope, seen *string) {
 	key := client.ObjectKeyFromObject(s.d)
 	if !followed(s.d, s.agent) {
 		r.Scheduler.Untrack(key)
