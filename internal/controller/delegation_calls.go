@@ -140,17 +140,26 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: busyAfter - waited}
 	}
+	// The message names when the wait began, not how long it has been, so
+	// a Delegation waiting for minutes is written once, not at every pass:
+	// thousands of them waiting at a slow agent would otherwise spend the
+	// operator's API budget on the wait itself.
 	r.setPhase(s, delegation.Progress(phase, delegation.ReasonAgentBusy,
-		fmt.Sprintf("waiting %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
-			waited.Round(time.Second), s.d.Spec.AgentRef.Name)))
-	return ctrl.Result{RequeueAfter: busyAfter}
+		fmt.Sprintf("waiting since %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
+			cs.Queued.UTC().Format(time.RFC3339), s.d.Spec.AgentRef.Name)))
+	// The call's end wakes the Delegation; the requeue is only a safety
+	// net, so waiting Delegations do not crowd the work queue.
+	return ctrl.Result{RequeueAfter: busyRecheck}
 }
 
-// follow hands a running task to the scheduler, or takes it away once the
+// busyRecheck is how often a Delegation shown waiting for room looks again.
+const busyRecheck = 30 * time.Second
+
+// schedule hands a running task to the scheduler, or takes it away once the
 // task settled, detached or is being deleted. seen is what the task last
 // reported as applied to status ("" when unknown: the first read wakes the
 // Delegation).
-func (r *DelegationReconciler) follow(s *scope, seen *string) {
+func (r *DelegationReconciler) schedule(s *scope, seen *string) {
 	key := client.ObjectKeyFromObject(s.d)
 	if !followed(s.d, s.agent) {
 		r.Scheduler.Untrack(key)
