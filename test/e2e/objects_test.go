@@ -62,9 +62,17 @@ func (w *workspace) deleteDelegationsOnCleanup() {
 }
 
 func (w *workspace) createAgent(name, url string) {
+	w.createAgentPolled(name, url, 200*time.Millisecond)
+}
+
+// createAgentPolled creates an Agent read back every poll. A leased task is
+// read at the shorter of poll and ttl/3, and every read of it carries the
+// lease extension: a test that measures renewals polls no more often than
+// ttl/3, else it counts polls.
+func (w *workspace) createAgentPolled(name, url string, poll time.Duration) {
 	w.t.Helper()
 	a := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}, Spec: v1alpha1.AgentSpec{
-		URL: url, PollInterval: &metav1.Duration{Duration: 200 * time.Millisecond},
+		URL: url, PollInterval: &metav1.Duration{Duration: poll},
 	}}
 	w.g.Expect(kube.Create(context.Background(), a)).To(Succeed())
 }

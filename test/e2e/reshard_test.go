@@ -70,7 +70,9 @@ func TestReshardByRollingUpdate(t *testing.T) {
 		namespaces = append(namespaces, ns)
 		newNamespace(t, ns)
 		w := newWorkspace(t, ns)
-		w.createAgent("agent", agent.URL())
+		// Polled no more often than renewed: every read counted is a
+		// renewal at ttl/3, as at an Agent of the default pollInterval.
+		w.createAgentPolled("agent", agent.URL(), reshardLeaseTTL)
 		w.deleteDelegationsOnCleanup()
 	}
 	t.Logf("namespaces by (shard of 2, shard of 3): %v", moves)
@@ -156,6 +158,9 @@ func TestReshardByRollingUpdate(t *testing.T) {
 		lastStop.Sub(rolled).Round(100*time.Millisecond), len(taskIDs), gaps[len(gaps)/2].Round(10*time.Millisecond),
 		longest.Round(10*time.Millisecond), reshardLeaseTTL)
 	g.Expect(longest).To(BeNumerically("<", reshardLeaseTTL), "a lease went a whole ttl without a renewal")
+	// Renewals keep their ttl/3 cadence across the roll: no read is asked
+	// for again on top of the scheduled one.
+	g.Expect(gaps[len(gaps)/2]).To(BeNumerically(">=", reshardLeaseTTL/6), "renewals come far more often than every ttl/3")
 	g.Expect(agent.lapsedTasks()).To(BeEmpty(), "tasks whose lease lapsed at the agent")
 
 	agent.releaseAll()
