@@ -88,7 +88,7 @@ type sizes struct {
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// settle, leak, shards);
+	// settle, leak, tracing, shards);
 	// empty runs them all.
 	Rows []string
 }
