@@ -109,5 +109,5 @@ func TestMalformedMetadataTraceparentIsIgnored(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	s := taskSpan(g, exp, task.ID)
 	g.Expect(s.Parent.IsValid()).To(BeFalse())
-	g.Expect(s.SpanContext.TraceFlags()&trace.FlagsSampled).To(Equal(trace.FlagsSampled))
+	g.Expect(s.SpanContext.TraceFlags() & trace.FlagsSampled).To(Equal(trace.FlagsSampled))
 }
