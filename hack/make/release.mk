@@ -33,14 +33,16 @@ syft: $(LOCALBIN) ## Install syft (goreleaser's SBOM generator) into bin/.
 # Dockerfile stage and build context for both platforms, and records the
 # buildx command instead of building (dist/images/). check-release.sh checks
 # the rest of what a release ships. With a Docker engine, real images:
-# goreleaser release --snapshot --clean --skip=publish,sign.
+# goreleaser release --snapshot --clean --skip=publish,sign. goreleaser gives
+# up after an hour by default; on a busy two-core machine the 11 cross builds
+# alone took that long, hence the longer timeout.
 .PHONY: release-snapshot
 release-snapshot: goreleaser syft helm chart-version-check ## Build every release file into dist/ (nothing published or signed) and check it: archives, SBOMs, krew manifest, install.yaml, tether-crds.yaml, the chart, the images' build plan.
 	@start=$$(date +%s); \
 	"$(GORELEASER)" check; \
 	echo "release-snapshot: cross-compiling 11 binaries, archives, SBOMs, the images' build plans and the krew manifest with goreleaser (tens of minutes on two cores; log: dist/goreleaser.log)"; \
 	PATH="$(CURDIR)/hack/release/offline-docker:$(LOCALBIN):$$PATH" IMAGE_PLAN_DIR="$(CURDIR)/dist/images" CHART_VERSION="$(CHART_VERSION)" \
-		"$(GORELEASER)" release --snapshot --clean --skip=publish,sign 2>&1 | tee "$(LOCALBIN)/goreleaser.log"; \
+		"$(GORELEASER)" release --snapshot --clean --skip=publish,sign --timeout=3h 2>&1 | tee "$(LOCALBIN)/goreleaser.log"; \
 	mv "$(LOCALBIN)/goreleaser.log" dist/goreleaser.log; \
 	echo "release-snapshot: install.yaml, tether-crds.yaml, the chart package and its push (dry run)"; \
 	mv dist/install.yaml dist/images/install.from-post-hook.yaml; \
