@@ -61,6 +61,7 @@ type flags struct {
 	denyOwnAddresses           bool
 	maxResponseBytes           int64
 	maxAnswerBytes             int64
+	cardReadsPerNamespace      int
 	resultTextLimit            int
 	pushListen, pushURL        string
 	pushKeyFile                string
@@ -100,6 +101,9 @@ func parseFlags() (flags, zap.Options) {
 	flag.Int64Var(&f.maxAnswerBytes, "max-answer-bytes", agentio.DefaultAnswerBytes,
 		"Bound on the answer bytes held at once across all agents: at most max-answer-bytes/max-response-bytes calls run at once; "+
 			"the rest wait (reason AgentBusy). The default suits the chart's 256Mi memory limit; 0 sets no bound.")
+	flag.IntVar(&f.cardReadsPerNamespace, "card-reads-per-namespace", 0,
+		"Card reads the Agents of one namespace may run at once, so one namespace's unanswering agents cannot hold every call in flight "+
+			"(0: a quarter of the calls --max-answer-bytes lets run, at least 1).")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
 	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
 	flag.StringVar(&f.pushURL, "push-url", "",
@@ -210,7 +214,9 @@ func run(f flags) error {
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
 	}
-	shards.Configure(&opts)
+	if err := shards.Configure(&opts); err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -229,6 +235,7 @@ func run(f flags) error {
 	// One set of per-Agent pools for every call: card reads included.
 	calls := agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout)
 	calls.SetMemoryBudget(f.maxAnswerBytes, f.maxResponseBytes)
+	calls.CardReadsPerNamespace = f.cardReadsPerNamespace
 	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: recorder,
 		MaxConcurrentReconciles: f.agentConcurrency, MaxCallTimeout: f.maxCallTimeout}
 	if err := agents.SetupWithManager(mgr); err != nil {
@@ -241,6 +248,10 @@ func run(f flags) error {
 	push, err := pushReceiver(f, mgr)
 	if err != nil {
 		return err
+	}
+	if push != nil && f.leaderElect {
+		// A notification that reaches a standby is handed to the leader.
+		push.Leader, shards.PushEndpoint = shards, push.Endpoint
 	}
 	if err := (&controller.DelegationReconciler{
 		Push:   push,

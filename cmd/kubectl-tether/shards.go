@@ -98,7 +98,12 @@ func shardsCmd(ctx context.Context, e *env, operatorNamespace string) error {
 	}
 	n, err := shardCount(leases)
 	if err != nil {
-		return err
+		// After a resharding the old count's Leases stay behind, released.
+		held := slices.DeleteFunc(slices.Clone(leases), func(l shardLease) bool { return l.holder == "" })
+		if n, err = shardCount(held); err != nil {
+			return err
+		}
+		leases = held
 	}
 	list := &v1alpha1.DelegationList{}
 	if err := e.c.List(ctx, list); err != nil {

@@ -220,7 +220,8 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 
 // ListByContext lists the tasks of a context (1.0 ListTasks). Tasks carry
 // their ids, state and the ids of the client's recent messages only, not
-// artifacts or texts (Get reads a result), and a look-up keeps at most
+// artifacts or texts (Get reads a result): each page is cut down to those
+// on the wire, before it is decoded (list_wire.go). A look-up keeps at most
 // listKeptBytes of them across its pages. ErrUnsupported on 0.3 agents and agents that do not
 // implement ListTasks. A page over the size bound is asked again smaller
 // (half the tasks, down to one, then that one without history), so long
@@ -242,7 +243,7 @@ func (c *client) ListByContext(ctx context.Context, contextID string) ([]*Task, 
 			return nil, &Error{Kind: KindTransport, Op: opList, Reason: ReasonTooManyTasks,
 				Err: fmt.Errorf("%w: more than %d pages of %d", ErrTooManyTasks, listPageLimit, pageSize)}
 		}
-		pctx, ci := withCallInfo(ctx)
+		pctx, ci := withCallInfo(idsOnly(ctx))
 		h := history
 		resp, err := c.c.ListTasks(pctx, &a2a.ListTasksRequest{ContextID: contextID, PageSize: pageSize, PageToken: token,
 			HistoryLength: &h})

@@ -65,9 +65,13 @@ func taskFromWire(t *a2a.Task) *Task {
 			out.FailureClass = fc
 		}
 	}
+	// Artifacts are read only from a settled task: that is when its result
+	// is kept. A running task's artifacts (a poll, a renewal) are never
+	// used, and keeping them would hold every answer's bulk until the
+	// reconciler takes it.
 	var results []string
 	for i, a := range t.Artifacts {
-		if i == MaxArtifacts {
+		if i == MaxArtifacts || !out.State.Terminal() {
 			break
 		}
 		if a == nil {

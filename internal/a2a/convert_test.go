@@ -200,3 +200,24 @@ func TestClassifyAndFailureClass(t *testing.T) {
 	g.Expect(errors.Is(classify("GetTask", a2a.ErrTaskNotFound, 200, false), ErrUnsupported)).To(BeFalse())
 	g.Expect(classify("GetTask", errors.New("x"), http.StatusOK, true).(*Error).Reason).To(Equal(ReasonResponseTooLarge))
 }
+
+// A running task's artifacts are not kept: the result is read when the
+// task settles, and a poll's bulk would otherwise wait in memory until the
+// reconciler takes the answer.
+func TestArtifactsAreKeptOnlyForASettledTask(t *testing.T) {
+	g := NewWithT(t)
+	task := func(state a2a.TaskState) *a2a.Task {
+		return &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: state},
+			Artifacts: []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("bulk")}}}}
+	}
+	for _, state := range []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
+		got := taskFromWire(task(state))
+		g.Expect(got.Artifacts).To(BeEmpty(), "%s", state)
+		g.Expect(got.ResultText).To(BeEmpty(), "%s", state)
+	}
+	for _, state := range []a2a.TaskState{a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected} {
+		got := taskFromWire(task(state))
+		g.Expect(got.Artifacts).To(HaveLen(1), "%s", state)
+		g.Expect(got.ResultText).To(Equal("bulk"), "%s", state)
+	}
+}

@@ -210,6 +210,9 @@ func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc
 		ctx, cancel = context.WithTimeout(ctx, g.timeout)
 		defer cancel()
 	}
+	if o := idsOnlyCallOption(ctx, reply); o != nil {
+		opts = append(opts, o)
+	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	callInfoFrom(ctx).setGRPC(g.outcome(err))
 	return err

@@ -134,6 +134,11 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrResponseTooLarge, resp.ContentLength, t.max)
 	}
 	resp.Body = &boundedBody{rc: resp.Body, left: t.max, limit: t.max, ci: ci}
+	if isIDsOnly(req.Context()) && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		resp.Body, resp.ContentLength = &idsOnlyBody{src: resp.Body}, -1
+		resp.Header = resp.Header.Clone()
+		resp.Header.Del("Content-Length")
+	}
 	// Error bodies in RFC 9457 form (a2a-go's 0.3 REST server writes them)
 	// are JSON, but a2a-go's REST client only decodes application/json and
 	// would turn a precise A2A error into a bare server error.

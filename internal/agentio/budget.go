@@ -17,6 +17,10 @@ import (
 // across all Agents is what bounds the answer bytes held at once. A call
 // beyond it waits, the way a call waits for room in a full pool, and shows
 // it the same way (reason AgentBusy, tether_agent_calls_waiting_for_memory).
+// An eighth of the budget is kept for the calls that must not wait behind
+// another tenant's bulk: renewals (a late one lets a lease lapse), cancels
+// and card reads. Other calls hold at most the rest, so one Agent answering
+// every read with a full-size body cannot hold every place.
 
 // DefaultAnswerBytes is the default budget for answers held at once: a
 // quarter of the chart's 256 MiB memory limit, so agents answering at the
@@ -43,30 +47,49 @@ func (d *Dispatcher) SetMemoryBudget(answerBytes, responseBytes int64) {
 		d.inFlight = nil
 		return
 	}
-	d.inFlight = make(chan struct{}, max(answerBytes/responseBytes, 1))
+	n := max(answerBytes/responseBytes, 1)
+	d.inFlight = make(chan struct{}, n)
+	d.ordinary = make(chan struct{}, n-n/8)
 }
+
+// reserved: a call that may take the places kept for renewals, cancels and
+// card reads.
+func (c Call) reserved() bool { return c.Kind == KindCancel || c.Kind == KindCard || c.leased }
 
 // InFlightLimit is how many calls may run at once across all Agents (0:
 // no bound).
 func (d *Dispatcher) InFlightLimit() int { return cap(d.inFlight) }
 
-// acquire waits for room under the memory budget.
-func (d *Dispatcher) acquire() {
+// acquire waits for room under the memory budget: a place among the
+// ordinary calls first (unless c may use the reserved places), then one
+// among all.
+func (d *Dispatcher) acquire(c Call) {
 	if d.inFlight == nil {
 		return
 	}
+	if !c.reserved() {
+		take(d.ordinary)
+	}
+	take(d.inFlight)
+}
+
+func take(places chan struct{}) {
 	select {
-	case d.inFlight <- struct{}{}:
+	case places <- struct{}{}:
 		return
 	default:
 	}
 	callsWaitingForMemory.Inc()
-	d.inFlight <- struct{}{}
+	places <- struct{}{}
 	callsWaitingForMemory.Dec()
 }
 
-func (d *Dispatcher) release() {
-	if d.inFlight != nil {
-		<-d.inFlight
+func (d *Dispatcher) release(c Call) {
+	if d.inFlight == nil {
+		return
+	}
+	<-d.inFlight
+	if !c.reserved() {
+		<-d.ordinary
 	}
 }

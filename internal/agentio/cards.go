@@ -9,8 +9,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -101,4 +103,90 @@ func (d *Dispatcher) CardPending(agent types.NamespacedName) bool {
 func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {
 	d.init()
 	return d.agentEvents
+}
+
+// A fair share of card reads across namespaces. Each card read holds a
+// place under the operator-wide bound on calls in flight (budget.go), one
+// that may be among those kept for renewals and cancels, for as long as the
+// agent takes to answer: a namespace with many Agents whose card servers
+// accept connections and never answer would otherwise hold every place,
+// and another namespace's new Agent (and every renewal) would wait for them
+// to time out.
+// So the card reads of one namespace run at most cardShare at once; the
+// others wait, oldest first, without holding a place or a pool's worker.
+
+// DefaultCardReadsPerNamespace is the share when the operator sets no bound
+// on calls in flight.
+const DefaultCardReadsPerNamespace = 8
+
+var cardReadsWaiting = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "tether_agent_card_reads_waiting",
+	Help: "Card reads waiting because their namespace already runs its share of card reads.",
+})
+
+func init() { metrics.Registry.MustRegister(cardReadsWaiting) }
+
+// namespaceCards is one namespace's card reads: how many run, and those
+// waiting for one of them to end.
+type namespaceCards struct {
+	running int
+	waiting []*pending
+}
+
+// cardShare is how many card reads of one namespace may run at once:
+// CardReadsPerNamespace when set, else a quarter of the bound on calls in
+// flight (at least one), so at least four namespaces' black holes are
+// needed to hold every place.
+func (d *Dispatcher) cardShare() int {
+	switch {
+	case d.CardReadsPerNamespace > 0:
+		return d.CardReadsPerNamespace
+	case d.inFlight != nil:
+		return max(cap(d.inFlight)/4, 1)
+	}
+	return DefaultCardReadsPerNamespace
+}
+
+// cardRoom takes a place in the namespace's share for a card read, or
+// keeps the read waiting (it stays Pending: no second read is asked for).
+// It is called with d.mu held.
+func (d *Dispatcher) cardRoom(c Call) bool {
+	ns := d.cards[c.Agent.Namespace]
+	if ns == nil {
+		ns = &namespaceCards{}
+		d.cards[c.Agent.Namespace] = ns
+	}
+	if ns.running < d.cardShare() {
+		ns.running++
+		return true
+	}
+	q := &pending{call: c, queued: time.Now()}
+	d.calls[c.Key] = q
+	ns.waiting = append(ns.waiting, q)
+	cardReadsWaiting.Inc()
+	return false
+}
+
+// cardDone gives a card read's place to the namespace's oldest waiting
+// read. It is called with d.mu held.
+func (d *Dispatcher) cardDone(namespace string) {
+	ns := d.cards[namespace]
+	if ns == nil {
+		return
+	}
+	ns.running--
+	for len(ns.waiting) > 0 {
+		q := ns.waiting[0]
+		ns.waiting = ns.waiting[1:]
+		cardReadsWaiting.Dec()
+		if d.calls[q.call.Key] != q {
+			continue // dropped while it waited
+		}
+		ns.running++
+		d.toPool(q.call, q.queued)
+		return
+	}
+	if ns.running <= 0 {
+		delete(d.cards, namespace)
+	}
 }

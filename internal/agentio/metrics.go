@@ -38,6 +38,10 @@ var (
 	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
 	})
+	resumedTasks = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tether_scheduler_resumed_tasks_total",
+		Help: "Running tasks a new leader followed from its cache before reconciling anything (read at once on taking over).",
+	})
 	// A renewal that leaves late eats into the lease: this is the margin
 	// the alerts and the dashboard watch, before any lease lapses.
 	scheduledReadLateness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -48,7 +52,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks, scheduledReadLateness)
+	metrics.Registry.MustRegister(a2aRequestDuration, leaseRenewals, scheduledTasks, resumedTasks, scheduledReadLateness)
 }
 
 // observeLateness records how late a scheduled read starts.

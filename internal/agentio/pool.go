@@ -20,6 +20,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 	"github.com/tether-dev/tether/internal/tracing"
 )
 
@@ -78,9 +79,14 @@ type Call struct {
 	PoolSize int
 	// Timeout is the Agent's spec.requestTimeout; 0 means the operator's maximum.
 	Timeout time.Duration
-	// NotAfter, when set, ends the call no later than then (a renewal must
-	// not outlive the time the next one is due).
-	NotAfter time.Time
+	// Within, when set, ends the call no later than this long after it
+	// left: a scheduled read gets its interval from when it is sent, not
+	// from when it was due, so a read that waited for room is not cut
+	// before the agent could answer it (and then asked again).
+	Within time.Duration
+	// Lapses, for a renewal, is when the task's lease lapses unless this
+	// read is answered: renewals waiting for room go in that order.
+	Lapses time.Time
 	// Urgent: the result wakes its Delegation through UrgentEvents, which
 	// the controller puts ahead of other work (a send's answer: until it is
 	// applied, the task is not followed and its lease is not renewed).
@@ -146,8 +152,9 @@ type Dispatcher struct {
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
 	// inFlight bounds the calls running at once across all Agents (see
-	// budget.go); nil: no bound.
-	inFlight chan struct{}
+	// budget.go); nil: no bound. ordinary bounds the calls that may not
+	// take the places kept for renewals, cancels and card reads.
+	inFlight, ordinary chan struct{}
 	// readLimits keeps the read limit an idle pool had learnt, by Agent.
 	readLimits map[types.NamespacedName]float64
 	// sends records the sends whose task id is not known yet (sends.go).
@@ -155,6 +162,13 @@ type Dispatcher struct {
 	// agents holds one read-only copy of each Agent version for the calls
 	// and followed tasks that need it.
 	agents sync.Map // types.NamespacedName -> *v1alpha1.Agent
+	// peaks are the maps' sizes for shrinkmap.Delete.
+	peaks struct{ calls, results, after, sends int }
+	// CardReadsPerNamespace caps the card reads running at once for the
+	// Agents of one namespace (0: see cardShare); cards holds their count
+	// and the reads waiting for room (cards.go).
+	CardReadsPerNamespace int
+	cards                 map[string]*namespaceCards
 }
 
 type pool struct {
@@ -165,6 +179,10 @@ type pool struct {
 	// reads runs now; readLimit is how many may (readbudget.go).
 	reads     int
 	readLimit float64
+	// fastest is the quickest answered read; backedOff is when the read
+	// limit last backed off.
+	fastest   time.Duration
+	backedOff time.Time
 }
 
 type pending struct {
@@ -192,6 +210,7 @@ func (d *Dispatcher) init() {
 		d.after = map[Key]Call{}
 		d.sends = map[types.NamespacedName]SendRecord{}
 		d.readLimits = map[types.NamespacedName]float64{}
+		d.cards = map[string]*namespaceCards{}
 		if d.MaxCallTimeout <= 0 {
 			d.MaxCallTimeout = DefaultMaxCallTimeout
 		}
@@ -236,20 +255,28 @@ func (d *Dispatcher) queue(c Call) bool {
 	if _, ok := d.results[c.Key]; ok && c.done == nil {
 		return false
 	}
+	if c.Kind == KindCard && !d.cardRoom(c) {
+		return true // it waits for its namespace's share (cards.go)
+	}
+	d.toPool(c, time.Now())
+	return true
+}
+
+// toPool adds the call to its Agent's pool; it is called with d.mu held.
+func (d *Dispatcher) toPool(c Call, queued time.Time) {
 	p := d.pools[c.Agent]
 	if p == nil {
 		p = &pool{agent: c.Agent, readLimit: d.readLimits[c.Agent]}
 		d.pools[c.Agent] = p
 	}
 	p.size = d.poolSize(c.PoolSize)
-	q := &pending{call: c, queued: time.Now()}
+	q := &pending{call: c, queued: queued}
 	d.calls[c.Key] = q
 	p.enqueue(q)
 	if p.running < p.size {
 		p.running++
 		go d.work(p)
 	}
-	return true
 }
 
 func (d *Dispatcher) poolSize(asked int) int {
@@ -286,11 +313,11 @@ func (d *Dispatcher) work(p *pool) {
 			return
 		}
 		d.mu.Unlock()
-		d.acquire()
+		d.acquire(q.call)
 		d.mu.Lock()
 		if d.calls[q.call.Key] != q { // dropped while it waited for memory
 			d.mu.Unlock()
-			d.release()
+			d.release(q.call)
 			continue
 		}
 		q.running = true
@@ -299,7 +326,7 @@ func (d *Dispatcher) work(p *pool) {
 		}
 		d.mu.Unlock()
 		d.run(q, p)
-		d.release()
+		d.release(q.call)
 	}
 }
 
@@ -327,11 +354,12 @@ func CallTimeout(asked, maximum time.Duration) time.Duration {
 
 func (d *Dispatcher) run(q *pending, p *pool) {
 	c := q.call
-	deadline := time.Now().Add(CallTimeout(c.Timeout, d.MaxCallTimeout))
-	if !c.NotAfter.IsZero() && c.NotAfter.Before(deadline) {
-		deadline = c.NotAfter
-	}
 	started := time.Now()
+	allowed := CallTimeout(c.Timeout, d.MaxCallTimeout)
+	if c.Within > 0 && c.Within < allowed {
+		allowed = c.Within
+	}
+	deadline := started.Add(allowed)
 	observeLateness(c, started)
 	if c.sends {
 		d.mu.Lock()
@@ -349,18 +377,21 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	d.mu.Lock()
 	if c.Kind == KindGet {
 		p.reads--
-		p.readAnswered(res, res.Finished.Sub(started), CallTimeout(c.Timeout, d.MaxCallTimeout))
+		p.readAnswered(res, started, res.Finished.Sub(started), allowed)
 		d.spawn(p)
 	}
 	if c.lookUp && res.LookUp != nil {
 		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
 	}
-	delete(d.calls, c.Key)
+	d.calls = shrinkmap.Delete(d.calls, c.Key, &d.peaks.calls)
+	if c.Kind == KindCard {
+		d.cardDone(c.Agent.Namespace)
+	}
 	if c.done == nil {
 		d.results[c.Key] = res
 	}
 	if next, ok := d.after[c.Key]; ok {
-		delete(d.after, c.Key)
+		d.after = shrinkmap.Delete(d.after, c.Key, &d.peaks.after)
 		d.queue(next)
 	}
 	d.mu.Unlock()
@@ -431,8 +462,17 @@ func (d *Dispatcher) Take(key Key) (Answer, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	res, ok := d.results[key]
-	delete(d.results, key)
+	d.results = shrinkmap.Delete(d.results, key, &d.peaks.results)
 	return res, ok
+}
+
+// answerWaiting reports an answered call whose result the reconciler has
+// not taken yet.
+func (d *Dispatcher) answerWaiting(key Key) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return ok && res.Err == nil
 }
 
 // Peek returns the result of a finished call without taking it.
@@ -488,7 +528,7 @@ func (d *Dispatcher) Drop(key Key) bool {
 	if !ok || q.running {
 		return false
 	}
-	delete(d.calls, key)
+	d.calls = shrinkmap.Delete(d.calls, key, &d.peaks.calls)
 	if p := d.pools[q.call.Agent]; p != nil {
 		prio := q.call.priority()
 		for i, x := range p.queues[prio] {
@@ -508,15 +548,15 @@ func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	defer d.mu.Unlock()
 	for k := range d.results {
 		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
-			delete(d.results, k)
+			d.results = shrinkmap.Delete(d.results, k, &d.peaks.results)
 		}
 	}
 	for k := range d.after {
 		if k.Delegation == delegation {
-			delete(d.after, k)
+			d.after = shrinkmap.Delete(d.after, k, &d.peaks.after)
 		}
 	}
-	delete(d.sends, delegation)
+	d.sends = shrinkmap.Delete(d.sends, delegation, &d.peaks.sends)
 }
 
 // Stats reports every pool's load, ordered by Agent.

@@ -75,7 +75,8 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 }
 
 // Every call ends by its deadline: the Agent's timeout, capped by the
-// operator's maximum, and for a renewal the time the next one is due.
+// operator's maximum, and for a scheduled read its interval from when it
+// left.
 func TestCallDeadlines(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Hour)
@@ -95,7 +96,7 @@ func TestCallDeadlines(t *testing.T) {
 	g.Expect(deadline(Call{Key: key("spec"), Timeout: 10 * time.Minute})).To(BeNumerically("~", 10*time.Minute, time.Second))
 	d.MaxCallTimeout = 30 * time.Second
 	g.Expect(deadline(Call{Key: key("capped"), Timeout: 10 * time.Minute})).To(BeNumerically("~", 30*time.Second, time.Second))
-	g.Expect(deadline(Call{Key: key("renewal"), Timeout: 10 * time.Minute, NotAfter: time.Now().Add(time.Second)})).
+	g.Expect(deadline(Call{Key: key("renewal"), Timeout: 10 * time.Minute, Within: time.Second})).
 		To(BeNumerically("~", time.Second, 500*time.Millisecond))
 }
 
@@ -249,17 +250,101 @@ func TestReadLimitBacksOffAndRecovers(t *testing.T) {
 	g.Expect(limit()).To(BeNumerically(">=", before))
 	close(hold)
 
-	// Renewals waiting for room go soonest-due first.
+	// Renewals waiting for room go in the order their leases lapse.
 	p := &pool{size: 1}
 	now := time.Now()
 	for i, in := range []time.Duration{3 * time.Second, time.Second, 2 * time.Second} {
 		c := read(fmt.Sprint(i), false)
-		c.NotAfter = now.Add(in)
+		c.Lapses = now.Add(in)
 		p.enqueue(&pending{call: c})
 	}
 	order := make([]time.Duration, 0, len(p.queues[1]))
 	for _, q := range p.queues[1] {
-		order = append(order, q.call.NotAfter.Sub(now))
+		order = append(order, q.call.Lapses.Sub(now))
 	}
 	g.Expect(order).To(Equal([]time.Duration{time.Second, 2 * time.Second, 3 * time.Second}))
+}
+
+// A read that waited for room still has its whole time once it leaves: it
+// is not sent only to be cut before the agent could answer.
+func TestQueuedReadKeepsItsTimeFromWhenItLeaves(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Hour)
+	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	hold := make(chan struct{})
+	blocker := Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "blocker"}, Kind: KindCancel},
+		Agent: agent, PoolSize: 1, do: func(context.Context) Answer { <-hold; return named("blocker") }}
+	g.Expect(d.Submit(blocker)).To(BeTrue())
+	got := make(chan time.Duration, 1)
+	read := Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "read"}, Kind: KindGet}, Agent: agent,
+		PoolSize: 1, Within: time.Second, do: func(ctx context.Context) Answer {
+			dl, _ := ctx.Deadline()
+			got <- time.Until(dl)
+			return named("read")
+		}}
+	g.Expect(d.Submit(read)).To(BeTrue())
+	time.Sleep(1500 * time.Millisecond) // longer than the read's own time
+	close(hold)
+	g.Eventually(got).Should(Receive(BeNumerically("~", time.Second, 300*time.Millisecond)))
+}
+
+// An agent that queues reads (answers that take more than half their time
+// and more than twice its fastest answer) is read less, once per round: the
+// reads in flight when it backed off count for no second back-off.
+func TestSlowAnswersBackOffOncePerRound(t *testing.T) {
+	g := NewWithT(t)
+	p := &pool{size: 8}
+	full := time.Second
+	ok := Answer{Class: a2a.OutcomeAccepted}
+	t0 := time.Now()
+	p.readAnswered(ok, t0, 10*time.Millisecond, full)
+	g.Expect(p.readAllowance()).To(Equal(8))
+	p.readAnswered(ok, t0, 800*time.Millisecond, full)
+	g.Expect(p.readAllowance()).To(Equal(6), "8 × 3/4")
+	p.readAnswered(ok, t0, 800*time.Millisecond, full)
+	g.Expect(p.readAllowance()).To(Equal(6), "a read that left before the back-off counts for none")
+	p.readAnswered(ok, time.Now().Add(time.Millisecond), 800*time.Millisecond, full)
+	g.Expect(p.readAllowance()).To(Equal(4), "6 × 3/4, one round later")
+
+	// An agent slow at every read (no faster answer seen) is not backed off.
+	even := &pool{size: 8}
+	for range 5 {
+		even.readAnswered(ok, time.Now(), 800*time.Millisecond, full)
+	}
+	g.Expect(even.readAllowance()).To(Equal(8))
+}
+
+// An eighth of the budget is kept for renewals, cancels and card reads: an
+// Agent whose reads hold every ordinary place does not hold up another
+// Agent's renewal.
+func TestMemoryBudgetKeepsPlacesForRenewals(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	d.SetMemoryBudget(8<<20, 1<<20)
+	g.Expect(d.InFlightLimit()).To(Equal(8))
+	release := make(chan struct{})
+	defer close(release)
+	key := func(name string) Key {
+		return Key{Delegation: types.NamespacedName{Namespace: "ns", Name: name}, Kind: KindGet}
+	}
+	read := func(agent, name string, leased bool) Call {
+		return Call{Key: key(name), Agent: types.NamespacedName{Namespace: "ns", Name: agent}, PoolSize: 16, leased: leased,
+			do: func(context.Context) Answer { <-release; return named(name) }}
+	}
+	for i := range 8 {
+		g.Expect(d.Submit(read("bulky", fmt.Sprintf("poll-%d", i), false))).To(BeTrue())
+	}
+	running := func() int {
+		n := 0
+		for i := range 8 {
+			if d.State(key(fmt.Sprintf("poll-%d", i))).Running {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(running).Should(Equal(7))
+	g.Consistently(running, 200*time.Millisecond).Should(Equal(7), "ordinary calls hold at most 7 of the 8 places")
+	g.Expect(d.Submit(read("steady", "renewal", true))).To(BeTrue())
+	g.Eventually(func() bool { return d.State(key("renewal")).Running }).Should(BeTrue(), "the renewal takes the kept place")
 }

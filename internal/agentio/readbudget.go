@@ -16,16 +16,18 @@ import (
 
 // Reads that adapt to the agent. Each Agent's pool lets only so many reads
 // (renewals and polls) run at once: the limit halves when a read times out
-// after the agent had it for a while (readTimedOut) and grows back by one
-// per limit's worth of answered reads (additive increase, multiplicative
-// decrease on loss, the shape TCP congestion control has). A read cut short
-// by a deadline it mostly spent waiting for room is the operator's doing,
-// not the agent's, and counts for nothing: else a full pool would shrink
-// itself. A slow
-// agent is thus read less often instead of more: reads beyond the limit
-// wait, renewals first, the one whose next renewal is due soonest first,
-// while plain polls wait behind them and stretch. A read that waits is never
-// asked again on top of itself (one call of a kind per Delegation).
+// after the agent had it for a while (readTimedOut), shrinks by a quarter
+// when an answer took more than half the time the read had (the agent is
+// queueing: fewer reads at once keep its answers inside their deadlines),
+// and grows back by one per limit's worth of answered reads (additive
+// increase, multiplicative decrease, the shape TCP congestion control has).
+// A read's time counts from when it left, not from when it was due, so a
+// read that waited for room is never cut short for it. A slow agent is thus
+// read less often instead of more: reads beyond the limit wait, renewals
+// first, the one whose lease lapses soonest first, while plain polls wait
+// behind them and stretch. A read that waits is never asked again on top of
+// itself (one call of a kind per Delegation), and the next read of a task
+// is due no sooner than one interval after a late answer.
 
 // readPriority is where a read waits: renewals with the reads the
 // reconciler asked for, plain polls with new work.
@@ -44,9 +46,9 @@ func (p *pool) readAllowance() int {
 	return max(int(p.readLimit), 1)
 }
 
-// enqueue adds a call to its queue: renewals in the order their leases come
-// due (a read the reconciler asked for, with no due time, goes first), the
-// rest in submission order.
+// enqueue adds a call to its queue: renewals in the order their leases
+// lapse (a read the reconciler asked for, with no lapse time, goes first),
+// the rest in submission order.
 func (p *pool) enqueue(q *pending) {
 	prio := q.call.priority()
 	if q.call.Kind != KindGet || q.call.poll {
@@ -59,23 +61,39 @@ func (p *pool) enqueue(q *pending) {
 	p.queues[prio] = slices.Insert(p.queues[prio], at, q)
 }
 
-// dueOf orders reads: a read without a bound (asked for now) sorts first.
+// dueOf orders reads: a read without a lapse time (asked for now) sorts
+// first.
 func dueOf(q *pending) time.Time {
 	if q.call.Kind != KindGet {
 		return time.Time{}
 	}
-	return q.call.NotAfter
+	return q.call.Lapses
 }
 
-// readAnswered adapts the pool's read limit to how a read was answered
-// after it ran for took, under a call timeout of full; it is called with
-// d.mu held.
-func (p *pool) readAnswered(res Answer, took, full time.Duration) {
+// readAnswered adapts the pool's read limit to how a read that left at
+// started was answered after took, out of the full time it was allowed; it
+// is called with d.mu held. A slow answer is one that took more than half
+// its time and more than twice the fastest answer seen, so an agent that is
+// merely slow at every read is not mistaken for one that queues them. The
+// limit backs off once per round: reads that left before the last back-off
+// saw the load that caused it and count for no second one.
+func (p *pool) readAnswered(res Answer, started time.Time, took, full time.Duration) {
 	allowance := float64(p.readAllowance())
+	answered := res.Class == a2a.OutcomeAccepted || res.Class == a2a.OutcomeRefused
+	if answered && (p.fastest == 0 || took < p.fastest) {
+		p.fastest = took
+	}
+	fresh := started.After(p.backedOff)
 	switch {
 	case readTimedOut(res.Err, took, full):
-		p.readLimit = max(allowance/2, 1)
-	case res.Class == a2a.OutcomeAccepted || res.Class == a2a.OutcomeRefused:
+		if fresh {
+			p.readLimit, p.backedOff = max(allowance/2, 1), time.Now()
+		}
+	case answered && took > full/2 && took > 2*p.fastest:
+		if fresh {
+			p.readLimit, p.backedOff = max(allowance*3/4, 1), time.Now()
+		}
+	case answered:
 		p.readLimit = min(p.readLimit+1/allowance, float64(p.size))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // Follow is a running task the scheduler reads back on its own cadence.
@@ -47,6 +48,12 @@ type Follow struct {
 type Scheduler struct {
 	Dispatcher *Dispatcher
 	Clock      clock.WithTicker
+	// Resume, when set, lists the running tasks this process knows from
+	// its cache when Start begins (it just became its shard's leader).
+	// They are followed before the loop's first turn and read at once,
+	// shortest interval first, so a new leader renews every lease before
+	// it reconciles anything (see resume).
+	Resume func(ctx context.Context) map[types.NamespacedName]Follow
 
 	mu    sync.Mutex
 	items map[types.NamespacedName]*item
@@ -61,6 +68,8 @@ type Scheduler struct {
 	// each Agent has open.
 	streams    map[types.NamespacedName]*stream
 	streamsPer map[types.NamespacedName]int
+	// peaks are the maps' sizes for shrinkmap.Delete.
+	peaks struct{ items, early, streams int }
 }
 
 type item struct {
@@ -72,6 +81,9 @@ type item struct {
 	// again: a notification came while the read ran, so the answer may
 	// predate it; read once more as soon as this read is answered.
 	again bool
+	// renewed is when the agent last answered for the task (a read, or
+	// the send): a leased task's lease runs from then.
+	renewed time.Time
 }
 
 func (s *Scheduler) init() {
@@ -103,12 +115,12 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	}
 	it, ok := s.items[key]
 	if !ok {
-		it = &item{key: key, f: f, call: call, due: now.Add(f.Interval), index: -1}
+		it = &item{key: key, f: f, call: call, due: now.Add(f.Interval), index: -1, renewed: now}
 		if !f.Since.IsZero() && f.Since.Before(now) {
-			it.due = f.Since.Add(f.Interval)
+			it.due, it.renewed = f.Since.Add(f.Interval), f.Since
 		}
 		if at, ok := s.early[key]; ok {
-			delete(s.early, key)
+			s.early = shrinkmap.Delete(s.early, key, &s.peaks.early)
 			if now.Sub(at) < time.Minute {
 				it.due = now
 			}
@@ -132,6 +144,20 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 		heap.Fix(&s.heap, it.index)
 		s.poke()
 	}
+}
+
+// resume follows tasks picked up from the cache by a new leader. When each
+// was last read is not known here (the old leader renewed it from memory),
+// so every one is due now; among tasks due at once the heap fires the
+// shortest interval first, the lease that runs out first. A task already
+// followed keeps its due time.
+func (s *Scheduler) resume(follows map[types.NamespacedName]Follow) {
+	now := s.Clock.Now()
+	for key, f := range follows {
+		f.Since = now.Add(-f.Interval)
+		s.Track(key, f)
+	}
+	resumedTasks.Add(float64(len(follows)))
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -172,7 +198,7 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 	if !ok {
 		return
 	}
-	delete(s.items, key)
+	s.items = shrinkmap.Delete(s.items, key, &s.peaks.items)
 	s.stopStream(key)
 	if it.index >= 0 {
 		heap.Remove(&s.heap, it.index)
@@ -202,6 +228,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
+	if s.Resume != nil {
+		s.resume(s.Resume(ctx))
+	}
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -230,14 +259,27 @@ func (s *Scheduler) Start(ctx context.Context) error {
 
 // fire submits the read; it is called with s.mu held and the item popped.
 // The next read is due one interval after this one was due, so a slow
-// answer does not push every later renewal back.
+// answer does not push every later renewal back. Once sent, the read has
+// one interval to be answered; a renewal waits for room in the order its
+// lease lapses (a lease runs for ttl, three intervals, from the last answer).
 func (s *Scheduler) fire(it *item, now time.Time) {
 	next := it.due.Add(it.f.Interval)
 	if !next.After(now) {
 		next = now.Add(it.f.Interval)
 	}
 	c := it.call
-	c.NotAfter = next
+	if !it.f.Read.Lease && s.Dispatcher.answerWaiting(c.Key) {
+		// The reconciler has not taken the last read's answer yet (a busy
+		// operator): a poll now would only ask the agent again for what is
+		// already here. A renewal is still made: the lease needs it.
+		it.due = next
+		heap.Push(&s.heap, it)
+		return
+	}
+	c.Within = it.f.Interval
+	if it.f.Read.Lease {
+		c.Lapses = it.renewed.Add(3 * it.f.Interval)
+	}
 	c.poll = !it.f.Read.Lease
 	c.due, c.leased = it.due, it.f.Read.Lease
 	seen := it.f.Seen
@@ -250,14 +292,31 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 	}
 }
 
+// answered puts the task back on the heap. A read answered after the next
+// one was due makes the next one due an interval after the answer, not at
+// once: a late answer is not asked for again on top of itself. A renewal
+// the agent did not answer is tried again a quarter interval on (at least a
+// second), in its lease's order, since that lease is now the closest to
+// lapsing.
 func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) {
 	s.mu.Lock()
 	cur, ok := s.items[it.key]
 	if ok && cur == it && it.index < 0 {
+		now := s.Clock.Now()
+		unanswered := res.Err != nil && !a2a.IsTaskNotFound(res.Err) && res.Class != a2a.OutcomeRefused
+		switch {
+		case unanswered && it.f.Read.Lease:
+			next = minTime(next, now.Add(max(it.f.Interval/4, time.Second)))
+		case !unanswered:
+			it.renewed = now
+			if now.After(next) {
+				next = now.Add(it.f.Interval)
+			}
+		}
 		it.due = next
 		if it.again {
 			it.again = false
-			it.due = s.Clock.Now()
+			it.due = now
 		}
 		heap.Push(&s.heap, it)
 		s.poke()
@@ -313,8 +372,13 @@ func Fingerprint(t *a2a.Task, err error) string {
 
 type dueHeap []*item
 
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].f.Interval < h[j].f.Interval
+}
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j

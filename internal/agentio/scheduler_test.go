@@ -6,7 +6,11 @@ SPDX-License-Identifier: Apache-2.0
 package agentio
 
 import (
+	"container/heap"
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,5 +111,114 @@ func TestFirstReadCountsFromTheSendsAnswer(t *testing.T) {
 	s.Track(key("answered 8s ago"), Follow{Interval: 10 * time.Second, Since: now})
 	if got := s.items[key("answered 8s ago")].due; !got.Equal(now.Add(2 * time.Second)) {
 		t.Errorf("tracked again: due %s, want 2s", got.Sub(now))
+	}
+}
+
+// A late answer is not asked for again on top of itself: the next read is
+// due an interval after it. A renewal the agent did not answer is tried
+// again a quarter interval on, and renewals wait in the order their leases
+// lapse (three intervals after the agent last answered).
+func TestNextReadAfterLateAndMissingAnswers(t *testing.T) {
+	now := time.Unix(5000, 0)
+	clk := clocktesting.NewFakeClock(now)
+	s := &Scheduler{Clock: clk}
+	key := types.NamespacedName{Namespace: "ns", Name: "leased"}
+	interval := 10 * time.Second
+	s.Track(key, Follow{Interval: interval, Read: ReadRequest{TaskID: "t", Lease: true}, Since: now})
+	it := s.items[key]
+	if want := now.Add(3 * interval); !it.renewed.Add(3 * it.f.Interval).Equal(want) {
+		t.Errorf("lease lapses at %s, want %s", it.renewed.Add(3*interval).Sub(now), want.Sub(now))
+	}
+	s.mu.Lock()
+	s.heap.Pop() // as the loop does before it fires the read
+	s.mu.Unlock()
+
+	answer := Answer{Task: &a2a.Task{ID: "t", State: a2a.StateWorking}, Class: a2a.OutcomeAccepted}
+	seen := Fingerprint(answer.Task, nil)
+	clk.SetTime(now.Add(25 * time.Second)) // answered after the next read was due (20s)
+	s.answered(it, seen, now.Add(20*time.Second), answer)
+	if want := now.Add(35 * time.Second); !it.due.Equal(want) {
+		t.Errorf("after a late answer: due %s, want %s", it.due.Sub(now), want.Sub(now))
+	}
+	if !it.renewed.Equal(now.Add(25 * time.Second)) {
+		t.Errorf("renewed at %s, want 25s", it.renewed.Sub(now))
+	}
+
+	s.mu.Lock()
+	s.heap.Pop()
+	s.mu.Unlock()
+	clk.SetTime(now.Add(45 * time.Second))
+	failed := Answer{Err: context.DeadlineExceeded, Class: a2a.Classify(context.DeadlineExceeded)}
+	s.answered(it, Fingerprint(nil, failed.Err), now.Add(55*time.Second), failed)
+	if want := now.Add(45*time.Second + interval/4); !it.due.Equal(want) {
+		t.Errorf("after a missing answer: due %s, want %s", it.due.Sub(now), want.Sub(now))
+	}
+	if !it.renewed.Equal(now.Add(25 * time.Second)) {
+		t.Errorf("a missing answer renews nothing: renewed at %s, want 25s", it.renewed.Sub(now))
+	}
+}
+
+// A poll whose last answer the reconciler has not taken yet is not made:
+// the agent would only be asked again for what is already here. A renewal
+// is made all the same.
+func TestNoPollOnTopOfAnUntakenAnswer(t *testing.T) {
+	now := time.Unix(5000, 0)
+	d := &Dispatcher{}
+	d.init()
+	s := &Scheduler{Dispatcher: d, Clock: clocktesting.NewFakeClock(now)}
+	for _, leased := range []bool{false, true} {
+		key := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("leased-%t", leased)}
+		s.Track(key, Follow{Interval: 10 * time.Second, Read: ReadRequest{TaskID: "t", Lease: leased}})
+		it := s.items[key]
+		it.call.Key = Key{Delegation: key, Kind: KindGet}
+		it.call.Agent = types.NamespacedName{Namespace: "ns", Name: "agent"}
+		it.call.do = func(ctx context.Context) Answer { <-ctx.Done(); return Answer{Err: ctx.Err()} } // answers only at its deadline
+		d.results[Key{Delegation: key, Kind: KindGet}] = Answer{Task: &a2a.Task{ID: "t"}}
+		due := it.due
+		s.mu.Lock()
+		heap.Remove(&s.heap, it.index)
+		s.fire(it, due)
+		s.mu.Unlock()
+		_, made := d.calls[Key{Delegation: key, Kind: KindGet}]
+		if made != leased {
+			t.Errorf("leased %t: read made %t, want %t", leased, made, leased)
+		}
+		if !leased && !it.due.Equal(due.Add(10*time.Second)) {
+			t.Errorf("the skipped poll is due %s after it was skipped, want one interval", it.due.Sub(due))
+		}
+	}
+}
+
+// A new leader reads every task it resumes at once, the shortest interval
+// (the lease that runs out first) ahead of longer ones and of polls; a task
+// it already followed keeps its own due time.
+func TestResumedTasksAreDueAtOnceShortestIntervalFirst(t *testing.T) {
+	now := time.Unix(5000, 0)
+	s := &Scheduler{Clock: clocktesting.NewFakeClock(now)}
+	key := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
+	s.Track(key("followed"), Follow{Interval: 5 * time.Second, Since: now})
+	s.resume(map[types.NamespacedName]Follow{
+		key("poll"):     {Interval: 10 * time.Minute},
+		key("ttl-60s"):  {Interval: 20 * time.Second},
+		key("ttl-15s"):  {Interval: 5 * time.Second},
+		key("ttl-30s"):  {Interval: 10 * time.Second},
+		key("followed"): {Interval: 5 * time.Second},
+	})
+	var order []string
+	for s.heap.Len() > 0 {
+		it := heap.Pop(&s.heap).(*item)
+		if it.key.Name == "followed" {
+			if want := now.Add(5 * time.Second); !it.due.Equal(want) {
+				t.Errorf("an already followed task moved to %s, want it kept at 5s", it.due.Sub(now))
+			}
+			continue
+		}
+		if !it.due.Equal(now) {
+			t.Errorf("%s: due %s, want now", it.key.Name, it.due.Sub(now))
+		}
+		order = append(order, it.key.Name)
+	}
+	if want := []string{"ttl-15s", "ttl-30s", "ttl-60s", "poll"}; !slices.Equal(order, want) {
+		t.Errorf("read order %v, want %v", order, want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // SendRecord is what this process knows of a Delegation's sends whose task
@@ -42,7 +44,7 @@ func (d *Dispatcher) SendResolved(key types.NamespacedName) {
 	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.sends, key)
+	d.sends = shrinkmap.Delete(d.sends, key, &d.peaks.sends)
 }
 
 // sendLeft records a send whose call starts now and ends by deadline; it is

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // Following by streaming: a running task at an agent whose card says it
@@ -98,7 +99,7 @@ func (s *Scheduler) startStream(key types.NamespacedName, f Follow) {
 func (s *Scheduler) stopStream(key types.NamespacedName) {
 	if st, ok := s.streams[key]; ok {
 		st.cancel()
-		delete(s.streams, key)
+		s.streams = shrinkmap.Delete(s.streams, key, &s.peaks.streams)
 	}
 }
 
@@ -119,9 +120,16 @@ func (s *Scheduler) follow(ctx context.Context, key types.NamespacedName, st *st
 	}()
 	failures := 0
 	for ctx.Err() == nil {
-		events, ended, lied := s.subscribe(ctx, key, t, taskID)
+		events, ended, lied, refused := s.subscribe(ctx, key, t, taskID)
 		switch {
 		case ctx.Err() != nil:
+			return
+		case refused:
+			// The agent answered that it will not stream this task (the
+			// JS SDK says so of a task that already ended): asking again
+			// would only cost it calls. The task is read at once instead.
+			s.ReadNow(key)
+			s.endStream(key, st)
 			return
 		case lied:
 			streamsCut.WithLabelValues(st.agent.String()).Inc()
@@ -161,10 +169,12 @@ func (s *Scheduler) endStream(key types.NamespacedName, st *stream) {
 // subscribe reads one stream of the task until it breaks, ends or lies: an
 // event for another task, a second event that ends the task, or more events
 // than a task sends. Each change of state makes the task due at once.
-func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, lied bool) {
+// refused: the agent answered the subscription with an error that proves
+// it will not stream the task (not a broken connection).
+func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, lied, refused bool) {
 	cl, release, err := s.Dispatcher.Connector.Client(ctx, t.Agent, t.Tenant)
 	if err != nil {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	defer release()
 	sctx, cancel := context.WithCancel(ctx)
@@ -172,12 +182,12 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 	var last a2a.State
 	for ev, err := range cl.Subscribe(sctx, taskID) {
 		if err != nil {
-			return events, ended, false
+			return events, ended, false, events == 0 && a2a.IsRefused(err)
 		}
 		events++
 		switch {
 		case ev.TaskID != taskID, ended, events > maxStreamEvents:
-			return events, false, true
+			return events, false, true, false
 		}
 		if ev.State == a2a.StateUnknown || ev.State == last {
 			continue // an artifact or a repeated state: nothing to read yet
@@ -186,5 +196,5 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 		ended = ev.State.Terminal()
 		s.ReadNow(key)
 	}
-	return events, ended, false
+	return events, ended, false, false
 }

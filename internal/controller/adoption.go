@@ -32,6 +32,6 @@ func (r *DelegationReconciler) refuseAdoption(ctx context.Context, s *scope, t *
 	if ok {
 		return false, nil
 	}
-	r.setPhase(s, step)
+	r.setPhase(s, step.Record())
 	return true, nil
 }

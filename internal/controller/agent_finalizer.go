@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // An Agent is what a cancel needs: its endpoint and credentials. When a
@@ -68,7 +69,7 @@ func (r *AgentReconciler) unsettledUsers(ctx context.Context, agent *v1alpha1.Ag
 	}
 	n := 0
 	for i := range list.Items {
-		if needsCancel(&list.Items[i]) {
+		if d := &list.Items[i]; delegation.MayRun(&d.Spec, &d.Status) {
 			n++
 		}
 	}

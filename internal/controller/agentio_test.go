@@ -292,13 +292,19 @@ func blackHole(t *testing.T) string {
 }
 
 // Twelve Agents of one namespace point at a server that accepts connections
-// and never answers. Their card reads hold only their own Agents' pools:
-// another namespace's new Agent is Ready within 5 s, and its Delegation runs.
+// and never answers. Their card reads hold only their own Agents' pools and
+// their namespace's share of the calls in flight: under a bound of eight
+// calls at once (which the twelve would otherwise fill), another
+// namespace's new Agent is Ready within 5 s, and its Delegation runs.
 func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	hungNS, otherNS := newNamespace(t), newNamespace(t)
-	startOperatorIn(t, cfg, []string{hungNS, otherNS}, testOptions(), nil)
+	var calls *agentio.Dispatcher
+	startOperatorIn(t, cfg, []string{hungNS, otherNS}, testOptions(), func(r *DelegationReconciler) {
+		r.Calls.SetMemoryBudget(8<<20, 1<<20)
+		calls = r.Calls
+	})
 	hole := blackHole(t)
 	for i := range 12 {
 		hung := &env{t: t, g: g, ns: hungNS}
@@ -316,6 +322,11 @@ func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
 		}
 	}, eventually, tick).Should(Succeed())
 	time.Sleep(time.Second)
+	running := 0
+	for _, p := range calls.Stats() {
+		running += p.Running
+	}
+	g.Expect(running).To(Equal(2), "the hung namespace runs its share of card reads (a quarter of 8), the rest wait")
 
 	other := &env{t: t, g: g, ns: otherNS, agent: newTestAgent()}
 	t.Cleanup(other.agent.Close)

@@ -374,12 +374,18 @@ func TestBudgetCrashBetweenChargeAndStatusWriteChargesOnce(t *testing.T) {
 	op.Stop()
 
 	// The parent was charged; the child's settled status was never written.
+	// When the send's own answer already ended the task (a loaded machine
+	// answers late), the pass that charged was the first to learn the task
+	// id, so not even that was written: the marker says a send was made,
+	// and the next operator looks the task up.
 	b := ledger(e.get("pool"))
 	e.g.Expect(b.Reservations).To(BeEmpty())
 	e.g.Expect(b.Charged).To(Equal(v1alpha1.Meters{tokens: 30}))
 	child := e.get("child")
 	e.g.Expect(delegation.Settled(child.Status.Phase)).To(BeFalse(), "phase %s", child.Status.Phase)
-	e.g.Expect(child.Status.TaskID).NotTo(BeEmpty())
+	if child.Status.TaskID == "" {
+		e.g.Expect(child.Annotations).To(HaveKey(v1alpha1.AnnotationSendStarted), "the send is recorded before it is made")
+	}
 
 	startOperator(t, e.ns, testOptions())
 	child = e.waitPhase("child", v1alpha1.PhaseSucceeded)

@@ -8,8 +8,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -28,7 +26,7 @@ type admission struct {
 }
 
 // admit keeps a Delegation Pending (reason AgentAtCapacity) while its Agent
-// runs spec.maxConcurrentTasks tasks; places go in creation order.
+// runs spec.maxConcurrentTasks tasks; delegation.Admit decides who goes.
 func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting bool, err error) {
 	if s.agent == nil || s.agent.Spec.MaxConcurrentTasks == nil {
 		return false, nil
@@ -46,49 +44,32 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting boo
 	if a.admitted == nil {
 		a.admitted = map[types.UID]types.NamespacedName{}
 	}
-	running := 0
-	var queue []*v1alpha1.Delegation
+	all := make([]delegation.Contender, 0, len(list.Items))
 	live := map[types.UID]bool{}
 	for i := range list.Items {
 		d := &list.Items[i]
 		live[d.UID] = true
-		started := d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil
-		_, admitted := a.admitted[d.UID]
-		switch {
-		case delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero():
-			delete(a.admitted, d.UID)
-		case started:
+		c := delegation.Contender{UID: string(d.UID), Name: d.Name, Created: d.CreationTimestamp.Time, Adopts: d.Spec.TaskID != "",
+			Done:    delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero(),
+			Started: d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil}
+		if c.Done || c.Started {
 			delete(a.admitted, d.UID) // the cache shows it now
-			running++
-		case admitted:
-			running++
-		case d.Spec.TaskID == "":
-			queue = append(queue, d)
+		} else {
+			_, c.Admitted = a.admitted[d.UID]
 		}
+		all = append(all, c)
 	}
 	for uid, agent := range a.admitted {
 		if agent == agentKey && !live[uid] {
 			delete(a.admitted, uid)
 		}
 	}
-	slices.SortFunc(queue, func(a, b *v1alpha1.Delegation) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	free := limit - running
-	for i, d := range queue {
-		if i >= free {
-			break
-		}
-		if d.UID == s.d.UID {
-			a.admitted[d.UID] = agentKey
-			return false, nil
-		}
+	admitted, running := delegation.Admit(string(s.d.UID), limit, all)
+	if admitted {
+		a.admitted[s.d.UID] = agentKey
+		return false, nil
 	}
 	r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity,
 		fmt.Sprintf("agent %s runs %d of %d tasks (maxConcurrentTasks); waiting in creation order", s.agent.Name, running, limit)))
-	s.d.Status.Outcome.Message = truncate(s.d.Status.Outcome.Message, maxOutcomeMessage)
 	return true, nil
 }

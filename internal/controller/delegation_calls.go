@@ -140,36 +140,57 @@ func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: busyAfter - waited}
 	}
+	// The message names when the wait began, not how long it has been, so
+	// a Delegation waiting for minutes is written once, not at every pass:
+	// thousands of them waiting at a slow agent would otherwise spend the
+	// operator's API budget on the wait itself.
 	r.setPhase(s, delegation.Progress(phase, delegation.ReasonAgentBusy,
-		fmt.Sprintf("waiting %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
-			waited.Round(time.Second), s.d.Spec.AgentRef.Name)))
-	return ctrl.Result{RequeueAfter: busyAfter}
+		fmt.Sprintf("waiting since %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
+			cs.Queued.UTC().Format(time.RFC3339), s.d.Spec.AgentRef.Name)))
+	// The call's end wakes the Delegation; the requeue is only a safety
+	// net, so waiting Delegations do not crowd the work queue.
+	return ctrl.Result{RequeueAfter: busyRecheck}
 }
 
-// follow hands a running task to the scheduler, or takes it away once the
+// busyRecheck is how often a Delegation shown waiting for room looks again.
+const busyRecheck = 30 * time.Second
+
+// schedule hands a running task to the scheduler, or takes it away once the
 // task settled, detached or is being deleted. seen is what the task last
 // reported as applied to status ("" when unknown: the first read wakes the
 // Delegation).
-func (r *DelegationReconciler) follow(s *scope, seen *string) {
+func (r *DelegationReconciler) schedule(s *scope, seen *string) {
 	key := client.ObjectKeyFromObject(s.d)
-	st := &s.d.Status
-	if st.TaskID == "" || delegation.Settled(st.Phase) || s.agent == nil || !s.d.DeletionTimestamp.IsZero() {
+	if !followed(s.d, s.agent) {
 		r.Scheduler.Untrack(key)
 		return
 	}
-	interval := pollInterval(s.agent)
-	if renew := delegation.RenewInterval(&s.d.Spec); renew > 0 && renew < interval {
-		interval = renew
-	}
-	since := s.answeredAt
-	if since.IsZero() {
+	f := r.followOf(s.d, s.agent)
+	if !s.answeredAt.IsZero() {
+		f.Since = s.answeredAt
+	} else {
 		// Picked up from status (a restart, a shard's new leader): when the
 		// task was last renewed is not known here, so it is read at once.
-		since = r.now().Add(-interval)
+		f.Since = r.now().Add(-f.Interval)
 	}
-	f := agentio.Follow{Target: r.target(s.d, s.agent), Read: readRequest(s.d, s.agent), Interval: interval, Since: since}
 	if seen != nil {
 		f.Seen = *seen
 	}
 	r.Scheduler.Track(key, f)
+}
+
+// followed says whether the scheduler follows the Delegation's task: it
+// runs at the agent and the operator has not let go of it.
+func followed(d *v1alpha1.Delegation, agent *v1alpha1.Agent) bool {
+	return d.Status.TaskID != "" && !delegation.Settled(d.Status.Phase) && agent != nil && d.DeletionTimestamp.IsZero()
+}
+
+// followOf is how the scheduler reads the task back: every ttl/3 when it
+// is leased, at the Agent's pollInterval otherwise.
+func (r *DelegationReconciler) followOf(d *v1alpha1.Delegation, agent *v1alpha1.Agent) agentio.Follow {
+	interval := pollInterval(agent)
+	if renew := delegation.RenewInterval(&d.Spec); renew > 0 && renew < interval {
+		interval = renew
+	}
+	return agentio.Follow{Target: r.target(d, agent), Read: readRequest(d, agent), Interval: interval}
 }

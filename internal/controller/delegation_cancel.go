@@ -23,8 +23,10 @@ import (
 )
 
 // cancelTask sends CancelTask (when a task may exist) and settles once the
-// answer is in. A failing cancel is retried until --cancel-timeout, then
-// the Delegation settles with a Warning; the lease bounds the orphan.
+// answer is in: the one path of every cancel (spec.cancel, a parent's end,
+// a deadline, a cascade, a deletion). A failing cancel is retried until
+// --cancel-timeout, then the Delegation settles with a Warning; the lease
+// bounds the orphan.
 func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	st := &s.d.Status
 	if s.d.Spec.Detach {
@@ -38,31 +40,48 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	if waiting := r.settleSend(s); waiting {
 		return ctrl.Result{}, nil
 	}
-	if st.CancelRequested == nil && delegation.Started(st) {
-		if strings.HasPrefix(step.Outcome.Reason, "Parent") {
-			cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
-		}
-		now := metav1.NewTime(s.now)
-		st.CancelRequested = &now
-	}
+	since := r.requestCancel(s, step)
 	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
 	nothingSent := st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent
 	if !answered && st.TaskID == "" && nothingSent {
-		r.setPhase(s, step)
+		r.setPhase(s, step.Record())
 		return ctrl.Result{}, nil
 	}
 	if !answered {
-		if s.agent == nil {
-			res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
-		} else {
+		res = agentio.Answer{Err: errors.New("the Agent no longer exists")}
+		if s.agent != nil {
 			if !r.Calls.State(callKey(s.d, agentio.KindCancel)).Pending {
 				r.dispatchCancel(s.d, s.agent)
 			}
-			// The answer wakes this Delegation; the bound still holds.
-			return ctrl.Result{RequeueAfter: max(r.Options.CancelTimeout-s.now.Sub(st.CancelRequested.Time), time.Second)}, nil
+			if left := r.Options.CancelTimeout - s.now.Sub(since); left > 0 {
+				// The answer wakes this Delegation; the bound still holds.
+				return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
+			}
+			res = agentio.Answer{Err: errors.New("no answer to CancelTask")}
 		}
 	}
-	return r.applyCancel(ctx, s, step, res)
+	return r.applyCancel(ctx, s, step, res, since)
+}
+
+// requestCancel records when the cancel was first asked for, the start of
+// its --cancel-timeout, and returns it. A deletion's bound starts at the
+// deletion and costs no write: the object goes once the cancel is in.
+func (r *DelegationReconciler) requestCancel(s *scope, step delegation.Step) time.Time {
+	st := &s.d.Status
+	switch {
+	case st.CancelRequested != nil:
+		return st.CancelRequested.Time
+	case !s.d.DeletionTimestamp.IsZero():
+		return s.d.DeletionTimestamp.Time
+	case !delegation.Started(st):
+		return s.now
+	}
+	if strings.HasPrefix(step.Outcome.Reason, "Parent") {
+		cascadeCancels.WithLabelValues(step.Outcome.Reason).Inc()
+	}
+	now := metav1.NewTime(s.now)
+	st.CancelRequested = &now
+	return s.now
 }
 
 // isFresh reports whether the cached copy is the API server's latest.
@@ -84,53 +103,57 @@ func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
 	}
 	if res, ok := r.take(s, key); ok && s.d.Status.TaskID == "" {
 		if t := res.Task; t != nil && t.ID != "" {
-			s.d.Status.TaskID, s.d.Status.ContextID = t.ID, t.ContextID
+			delegation.RecordTask(&s.d.Status, t.ID, t.ContextID)
 		}
 	}
 	return false
 }
 
 // applyCancel records the answer to a CancelTask (and to the look-up of a
-// send's task before it).
-func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Answer) (ctrl.Result, error) {
-	st := &s.d.Status
+// send's task before it); since is when the cancel was asked for.
+func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step delegation.Step, res agentio.Answer,
+	since time.Time) (ctrl.Result, error) {
+	st, rec := &s.d.Status, step.Record()
 	if st.TaskID == "" && res.TaskID != "" {
-		st.TaskID = res.TaskID
+		delegation.RecordTask(st, res.TaskID, "")
 	}
-	inTime := s.now.Sub(st.CancelRequested.Time) < r.Options.CancelTimeout
+	action := "Cancel"
+	if !s.d.DeletionTimestamp.IsZero() {
+		action = "Delete"
+	}
+	left := r.Options.CancelTimeout - s.now.Sub(since)
+	retry := ctrl.Result{RequeueAfter: min(retryDelay(s.now, since), max(left, time.Second))}
 	lookUpErr := lookUpError(res)
 	switch {
-	case lookUpErr != nil && inTime:
+	case lookUpErr != nil && left > 0:
 		logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", lookUpErr.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+		return retry, nil
 	case lookUpErr != nil:
-		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
 			"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(lookUpErr.Error(), 800))
-		step.Outcome.Message += "; the task of the send could not be looked up to cancel it"
+		rec.Outcome.Message += "; the task of the send could not be looked up to cancel it"
 	case cancelUnconfirmed(res):
-		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
 			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
-		step.Outcome.Message += "; the send may have reached the agent, which cannot list tasks"
-	case res.Err != nil && inTime:
+		rec.Outcome.Message += "; the send may have reached the agent, which cannot list tasks"
+	case res.Err != nil && left > 0:
 		logf.FromContext(ctx).Info("cancel failed; retrying", "error", res.Err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.CancelRequested.Time)}, nil
+		return retry, nil
 	case res.Err != nil:
-		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", "Cancel",
-			"the agent did not confirm the cancel within %s: %s", r.Options.CancelTimeout, truncate(res.Err.Error(), 800))
-		step.Outcome.Message += "; the agent did not confirm the cancel"
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
+			"the agent did not confirm the cancel of task %s within %s: %s", st.TaskID, r.Options.CancelTimeout, truncate(res.Err.Error(), 800))
+		rec.Outcome.Message += "; the agent did not confirm the cancel"
 	}
 	if t := res.Task; t != nil {
-		st.RemoteState = string(t.State)
 		// The task's last report: what it is charged when it finished
-		// before the cancel arrived.
-		r.recordUsage(s, t, true)
-		if t.State.Terminal() && t.State != a2a.StateCanceled {
-			// It finished before the cancel arrived: report what it did.
-			step = delegation.Follow(s.observation(r.Options), t)
-			st.Result = boundedResult(t, r.Options.ResultTextLimit)
+		// before the cancel arrived, and then what it did.
+		finished := t.State.Terminal() && t.State != a2a.StateCanceled
+		r.recordRead(s, t, finished)
+		if finished {
+			rec = delegation.AfterRead(s.observation(r.Options), t).Record
 		}
 	}
-	r.setPhase(s, step)
+	r.setPhase(s, rec)
 	return ctrl.Result{}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // cascaded remembers the parents whose subtree was already dispatched, so a
@@ -31,6 +32,9 @@ type cascaded struct {
 	// A descendant that reads its task back as canceled before its cache
 	// shows the parent's end reports the parent's reason, not Remote.
 	reasons map[types.NamespacedName]string
+	// peaks are the maps' sizes for shrinkmap.Delete: a churn of 10,000
+	// Delegations would otherwise leave both at the table of 10,000.
+	peaks struct{ roots, reasons int }
 }
 
 func (c *cascaded) record(key types.NamespacedName, reason string) {
@@ -48,7 +52,7 @@ func (c *cascaded) reason(key types.NamespacedName, forget bool) (string, bool) 
 	defer c.mu.Unlock()
 	r, ok := c.reasons[key]
 	if forget {
-		delete(c.reasons, key)
+		c.reasons = shrinkmap.Delete(c.reasons, key, &c.peaks.reasons)
 	}
 	return r, ok
 }
@@ -70,8 +74,8 @@ func (c *cascaded) first(key types.NamespacedName, uid types.UID) bool {
 func (c *cascaded) forget(key types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.roots, key)
-	delete(c.reasons, key)
+	c.roots = shrinkmap.Delete(c.roots, key, &c.peaks.roots)
+	c.reasons = shrinkmap.Delete(c.reasons, key, &c.peaks.reasons)
 }
 
 // size is how many entries are kept (for tests).

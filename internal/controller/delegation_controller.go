@@ -127,13 +127,17 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			r.Calls.Forget(req.NamespacedName)
 			r.handled.Delete(req.NamespacedName)
 			r.cascaded.forget(req.NamespacedName)
+			r.sentTerms.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !d.DeletionTimestamp.IsZero() {
+	deleting := !d.DeletionTimestamp.IsZero()
+	if deleting {
 		r.Scheduler.Untrack(req.NamespacedName)
 		r.cascadeCancel(ctx, d, delegation.ReasonParentDeleted)
-		return r.reconcileDelete(ctx, d)
+		if !controllerutil.ContainsFinalizer(d, v1alpha1.Finalizer) {
+			return ctrl.Result{}, nil
+		}
 	}
 	defer func() {
 		// A conflict means a newer version exists; its event brings us back.
@@ -143,7 +147,7 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}()
 	// A group holds a budget for its children from the start: it takes
 	// the finalizer first. A task takes it with its send marker (one write).
-	if base := d.DeepCopy(); delegation.IsGroup(&d.Spec) && controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
+	if base := d.DeepCopy(); !deleting && delegation.IsGroup(&d.Spec) && controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
 		// A patch of the finalizer alone: an Update would write spec back as
 		// Go serialises it and take it from its GitOps owner. The next pass
 		// comes from the update event.
@@ -160,7 +164,9 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	defer func() {
 		wasSettled := delegation.Settled(s.base.Status.Phase)
 		if !s.skipStatus || retErr != nil {
-			if err := r.writeStatus(ctx, s, retErr == nil); err != nil {
+			// A deleting object's generation moved with its deletion: it
+			// is not written for that alone.
+			if err := r.writeStatus(ctx, s, retErr == nil && !deleting); err != nil {
 				retErr = errors.Join(retErr, err)
 			}
 		}
@@ -174,22 +180,34 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		if delegation.Settled(s.d.Status.Phase) {
 			r.cascaded.reason(req.NamespacedName, true)
 		}
+		if s.appliedTerms != nil {
+			r.sentTerms.CompareAndDelete(req.NamespacedName, s.appliedTerms)
+		}
 		r.handled.Store(req.NamespacedName, s.d.ResourceVersion)
 		if s.d.Status.TaskID != "" || delegation.Settled(s.d.Status.Phase) {
 			r.Calls.SendResolved(req.NamespacedName)
 		}
-		r.follow(s, &s.seen)
+		r.schedule(s, &s.seen)
 		if !wasSettled && delegation.Settled(s.d.Status.Phase) {
 			// A parent that ended cancels its children's tasks at once.
 			r.cascadeCancel(ctx, s.d, delegation.ReasonParentEnded)
 		}
 	}()
-	for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
+	phases := []func(context.Context, *scope) (ctrl.Result, error){
 		r.reconcileParent,
 		r.reconcileAgent,
 		r.reconcileChildren,
 		r.reconcileTask,
-	} {
+	}
+	if deleting {
+		phases = []func(context.Context, *scope) (ctrl.Result, error){
+			r.reconcileParent,
+			r.reconcileAgent,
+			r.cancelOnDelete,
+			r.releaseFinalizer,
+		}
+	}
+	for _, phase := range phases {
 		res, err := phase(ctx, s)
 		if err != nil || s.done {
 			return res, err
@@ -277,6 +295,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		r.Scheduler = &agentio.Scheduler{}
 	}
 	r.Scheduler.Dispatcher = r.Calls
+	r.Scheduler.Resume = r.runningTasks
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
 	}

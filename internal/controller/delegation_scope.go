@@ -40,6 +40,9 @@ type scope struct {
 	taken []takenResult
 	// seen is the Fingerprint of the task report applied in this pass.
 	seen string
+	// appliedTerms are the sentTerms of the send whose answer this pass
+	// applied (nil when none).
+	appliedTerms any
 	// sendLeft is when this process's first send of the task left (zero
 	// when it made none): the send's window counts from it.
 	sendLeft time.Time
@@ -101,6 +104,9 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, nil
 	}
 	s.parent.Owns = owner != nil
+	if !s.d.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // going away: only the parent's state matters
+	}
 	if s.d.Status.StartTime == nil { // checked once, before anything starts
 		s.treeErr = r.checkChain(ctx, s.d)
 	}

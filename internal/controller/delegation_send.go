@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +52,13 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 	if st.StartTime == nil {
 		r.markStarted(s)
 	}
-	switch delegation.PendingSend(st.SendResult, agentio.CanList(s.agent)) {
+	return r.pendingSend(ctx, s, agentio.CanList(s.agent))
+}
+
+// pendingSend does what delegation.PendingSend decides for a send marker
+// without a task id: look the task up, send again, or give up.
+func (r *DelegationReconciler) pendingSend(ctx context.Context, s *scope, canList bool) (ctrl.Result, error) {
+	switch delegation.PendingSend(s.d.Status.SendResult, canList) {
 	case delegation.PlanGiveUp:
 		r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
 			"it is not sent again; a lease, if any, bounds a task started by it"))
@@ -61,6 +68,18 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	}
 	return r.resend(ctx, s)
+}
+
+// adopt follows a task that was sent before (found by a look-up) or that
+// spec.taskID names, and applies what it was read back as.
+func (r *DelegationReconciler) adopt(ctx context.Context, s *scope, res agentio.Answer, msg string) (ctrl.Result, error) {
+	t := res.Task
+	delegation.RecordTask(&s.d.Status, t.ID, t.ContextID)
+	r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, msg))
+	if res.Err != nil { // the full read failed; the scheduler reads it again
+		return r.remoteError(ctx, s, res.Err)
+	}
+	return r.applyTask(ctx, s, t)
 }
 
 // resend records that a send is being made again, then makes it.
@@ -80,8 +99,12 @@ func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Resul
 func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	st, spec := &s.d.Status, &s.d.Spec
-	sent, _ := r.sentTerms.LoadAndDelete(client.ObjectKeyFromObject(s.d))
+	// The terms are dropped once what this pass made of the answer is
+	// written (see Reconcile): a pass whose write fails puts the answer
+	// back, and the next one needs them again.
+	sent, _ := r.sentTerms.Load(client.ObjectKeyFromObject(s.d))
 	terms, _ := sent.(sentTerms)
+	s.appliedTerms = sent
 	recordSentTerms(st, terms)
 	if st.StartTime == nil {
 		r.markStarted(s)
@@ -97,9 +120,7 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		if refused, err := r.refuseAdoption(ctx, s, res.Task); refused || err != nil {
 			return ctrl.Result{}, err
 		}
-		st.TaskID, st.ContextID = res.Task.ID, res.Task.ContextID
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+res.Task.ID))
-		return r.applyTask(ctx, s, res.Task)
+		return r.adopt(ctx, s, res, "adopted task "+res.Task.ID)
 	case res.LookUp != nil:
 		return r.applyLookUp(ctx, s, res)
 	}
@@ -108,12 +129,11 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 	switch result {
 	case a2a.OutcomeAccepted:
 		t := res.Task
-		st.SendResult = ""
-		st.TaskID, st.ContextID = t.ID, t.ContextID
-		if st.ContextID == "" {
-			st.ContextID = delegation.ContextID(spec, string(s.d.UID))
+		contextID := t.ContextID
+		if contextID == "" {
+			contextID = delegation.ContextID(spec, string(s.d.UID))
 		}
-		r.recordLease(s, t)
+		delegation.RecordTask(st, t.ID, contextID)
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
 		return r.applyTask(ctx, s, t)
 	case a2a.OutcomeRefused:
@@ -130,7 +150,7 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 	}
 	log.Info("send failed; will look the task up or send again", "result", string(result), "error", err.Error())
 	r.noteSend(s, "the send did not complete: "+err.Error())
-	return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+	return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 }
 
 // applyLookUp acts on a look-up of an earlier send: adopt what it found,
@@ -139,23 +159,14 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	st, lu := &s.d.Status, res.LookUp
 	if res.Found() {
-		t := res.Task
-		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", t.ID)
+		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", res.Task.ID)
 		sendAdoptions.Inc()
-		st.TaskID, st.ContextID, st.SendResult = t.ID, t.ContextID, ""
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, "adopted task "+t.ID+" of an earlier send"))
-		if res.Err != nil { // the full read failed; the scheduler reads it again
-			return r.remoteError(ctx, s, res.Err)
-		}
-		return r.applyTask(ctx, s, t)
+		return r.adopt(ctx, s, res, "adopted task "+res.Task.ID+" of an earlier send")
 	}
 	if lu.Err == nil && !lu.Listed {
-		if delegation.PendingSend(st.SendResult, false) == delegation.PlanGiveUp {
-			r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
-				"it is not sent again; a lease, if any, bounds a task started by it"))
-			return ctrl.Result{}, nil
-		}
-		return r.resend(ctx, s)
+		// The agent turned out not to list: what is left is what a send
+		// marker at such an agent leads to.
+		return r.pendingSend(ctx, s, false)
 	}
 	rec, _ := r.Calls.SendRecord(client.ObjectKeyFromObject(s.d))
 	plan := delegation.AfterLookUp(delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
@@ -171,25 +182,45 @@ func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res ag
 	case plan == delegation.PlanWait && lu.Err != nil:
 		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", lu.Err.Error())
 		r.noteSend(s, "looking up the task of an earlier send: "+lu.Err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 	case plan == delegation.PlanWait:
 		r.noteSend(s, "the answer to the send was lost; looking for the task at the agent")
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, st.SendStarted.Time)}, nil
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
 	}
 	logf.FromContext(ctx).Info("the agent has no task of an earlier send; sending the same message again")
 	return r.resend(ctx, s)
+}
+
+// sendSince is when the send was first recorded (now when status does not
+// show it: its marker was removed and the send's terms are gone).
+func sendSince(st *v1alpha1.DelegationStatus, now time.Time) time.Time {
+	if st.SendStarted == nil {
+		return now
+	}
+	return st.SendStarted.Time
 }
 
 // noteSend shows why a send is still pending, without changing its phase;
 // a Delegation that shows no phase yet (its first send's answer was lost or
 // unusable) shows Pending, reason Sending: a phase is always shown.
 func (r *DelegationReconciler) noteSend(s *scope, msg string) {
-	o := s.d.Status.Outcome
-	if o == nil || s.d.Status.Phase == "" {
+	st := &s.d.Status
+	if st.Outcome == nil || st.Phase == "" {
 		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, msg))
 		return
 	}
-	o.Message = truncate(msg, maxOutcomeMessage)
+	r.note(s, msg)
+}
+
+// note shows msg as the outcome's message, the phase and reason unchanged.
+func (r *DelegationReconciler) note(s *scope, msg string) {
+	st := &s.d.Status
+	if st.Outcome == nil {
+		return
+	}
+	out := *st.Outcome
+	out.Message = msg
+	r.setPhase(s, delegation.Record{Phase: st.Phase, Outcome: out})
 }
 
 // sendReply sends the claimed reply spec.replies[repliesSent-1] on the pool.
@@ -211,16 +242,15 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 	st := &s.d.Status
 	result := res.Class
 	if result == a2a.OutcomeAccepted {
-		st.ReplyInFlight = false
+		delegation.ChangeReply(st, delegation.ReplyDone)
 		st.RemoteState = string(a2a.StateWorking)
-		r.setPhase(s, delegation.ReplySent())
+		r.setPhase(s, delegation.ReplyAccepted())
 		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 	}
 	if delegation.ReplyAfterSend(result) {
 		// Agents may refuse a reply for a moment after asking for input
 		// (the task is not yet free): retry rather than fail the task.
-		st.RepliesSent--
-		st.ReplyInFlight = false
+		delegation.ChangeReply(st, delegation.ReplyGivenBack)
 	}
 	r.dispatchGet(s) // read the task before the next attempt
 	return r.remoteError(ctx, s, res.Err)
@@ -234,7 +264,7 @@ func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.
 	st := &s.d.Status
 	i := int(st.RepliesSent) - 1
 	if i < 0 || i >= len(s.d.Spec.Replies) {
-		st.ReplyInFlight = false
+		delegation.ChangeReply(st, delegation.ReplyDone)
 		return false
 	}
 	switch delegation.CheckReply(t, delegation.MessageID(string(s.d.UID), i)) {
@@ -245,6 +275,6 @@ func (r *DelegationReconciler) checkReply(ctx context.Context, s *scope, t *a2a.
 		r.Recorder.Eventf(s.d, nil, "Warning", "ReplyUnconfirmed", "Reply",
 			"reply %d may not have reached the agent, which returns no history; it is not sent again", i)
 	}
-	st.ReplyInFlight = false
+	delegation.ChangeReply(st, delegation.ReplyDone)
 	return false
 }

@@ -8,34 +8,10 @@ package controller
 import (
 	"unicode/utf8"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/textsafe"
 )
-
-// recordLease writes the lease state only when it changes, so renewals cost
-// no API server write.
-func (r *DelegationReconciler) recordLease(s *scope, t *a2a.Task) {
-	spec := s.d.Spec.Lease
-	if spec == nil {
-		return
-	}
-	st := &s.d.Status
-	ttl := spec.TTL
-	switch {
-	case !t.LeaseExpiresAt.IsZero() && (st.Lease == nil || !st.Lease.Granted):
-		until := metav1.NewTime(t.LeaseExpiresAt)
-		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: true, GrantedUntil: &until}
-	case t.LeaseExpiresAt.IsZero() && st.Lease == nil:
-		reason := "the agent did not grant a lease"
-		if s.agent != nil && !s.agent.Status.Extensions.Lease {
-			reason = "the agent card does not declare the lease extension"
-		}
-		st.Lease = &v1alpha1.LeaseStatus{TTL: &ttl, Granted: false, Reason: reason}
-	}
-}
 
 // maxOutcomeMessage is the CRD's bound on status.outcome.message.
 const maxOutcomeMessage = 4096

@@ -25,13 +25,9 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	step := delegation.Gate(s.observation(r.Options))
-	if step.Kind == delegation.StepSettle && s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindSend)) {
-		// The send timed out while a call is on its way: its answer decides
-		// (a task id, or what the send's failure says about it).
-		step = delegation.Step{Kind: delegation.StepStart, Phase: v1alpha1.PhaseRunning}
-	}
-	res, err := r.runStep(ctx, s, step)
+	o := s.observation(r.Options)
+	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindSend))
+	res, err := r.runStep(ctx, s, delegation.Gate(o))
 	if err == nil && delegation.Settled(s.d.Status.Phase) && !delegation.Settled(s.base.Status.Phase) {
 		// Its own status write does not wake it: time its deletion now.
 		if del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now); del || after > 0 {
@@ -54,7 +50,7 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 	case delegation.StepNone:
 		return r.expireFinished(ctx, s)
 	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach:
-		r.setPhase(s, step)
+		r.setPhase(s, step.Record())
 		return ctrl.Result{}, nil
 	case delegation.StepGroup:
 		return r.runGroup(ctx, s, step)
@@ -76,7 +72,7 @@ func (r *DelegationReconciler) runGroup(ctx context.Context, s *scope, step dele
 			return ctrl.Result{}, err
 		}
 	}
-	r.setPhase(s, step)
+	r.setPhase(s, step.Record())
 	if delegation.Settled(step.Phase) {
 		return ctrl.Result{}, nil
 	}
@@ -98,18 +94,19 @@ func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (waiting b
 	return false, nil
 }
 
-// setPhase records a decision; the start time and deadline are fixed when the
-// Delegation first leaves Pending, the completion time when it settles.
-func (r *DelegationReconciler) setPhase(s *scope, step delegation.Step) {
+// setPhase records a decision: the one place status.phase and
+// status.outcome are written. The start time and deadline are fixed when
+// the Delegation first leaves Pending, the completion time when it settles.
+func (r *DelegationReconciler) setPhase(s *scope, rec delegation.Record) {
 	st := &s.d.Status
-	if step.Phase != v1alpha1.PhasePending && st.StartTime == nil {
+	if rec.Phase != v1alpha1.PhasePending && st.StartTime == nil {
 		r.markStarted(s)
 	}
-	st.Phase = step.Phase
-	out := step.Outcome
+	st.Phase = rec.Phase
+	out := rec.Outcome
 	out.Message = truncate(out.Message, maxOutcomeMessage) // agents write what they like
 	st.Outcome = &out
-	if delegation.Settled(step.Phase) && st.CompletionTime == nil {
+	if delegation.Settled(rec.Phase) && st.CompletionTime == nil {
 		now := metav1.NewTime(s.now)
 		st.CompletionTime = &now
 	}
@@ -141,7 +138,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	st, spec := &s.d.Status, &s.d.Spec
 	key := callKey(s.d, agentio.KindSend)
-	if res, ok := r.Calls.Peek(key); ok && answerAheadOfCache(s.d, res, s.now) {
+	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(spec, st, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
@@ -172,24 +169,6 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	return r.sendTask(ctx, s)
-}
-
-// cacheLag bounds how long a send's answer waits for the cache to show the
-// write made before the send.
-const cacheLag = 10 * time.Second
-
-// answerAheadOfCache: a send's answer came before the cache shows the write
-// made before the send (its marker, or sendResult InFlight for a send made
-// again). The write's own event brings the fresh copy; applying the answer
-// to this one would only fail its locked status write. A look-up follows no
-// write, so its answer never waits, and no answer waits past cacheLag (the
-// locked write keeps a stale copy from winning anyway).
-func answerAheadOfCache(d *v1alpha1.Delegation, res agentio.Answer, now time.Time) bool {
-	st := &d.Status
-	if res.LookUp != nil || d.Spec.TaskID != "" || st.TaskID != "" {
-		return false
-	}
-	return (st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent) && now.Sub(res.Finished) < cacheLag
 }
 
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
@@ -271,43 +250,48 @@ func (r *DelegationReconciler) remoteError(ctx context.Context, s *scope, err er
 		return ctrl.Result{}, nil
 	}
 	logf.FromContext(ctx).Info("agent call failed; will retry", "error", err.Error())
-	if o := s.d.Status.Outcome; o != nil {
-		o.Message = truncate("the agent did not answer: "+err.Error(), maxOutcomeMessage)
-	}
+	r.note(s, "the agent did not answer: "+err.Error())
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
-// applyTask records what the agent reported and does what Follow decides.
+// applyTask records what the agent reported and does what AfterRead decides.
 func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.Task) (ctrl.Result, error) {
 	st := &s.d.Status
 	s.seen = agentio.Fingerprint(t, nil)
-	st.RemoteState = string(t.State)
-	r.recordLease(s, t)
+	read := delegation.AfterRead(s.observation(r.Options), t)
+	r.recordRead(s, t, read.Next == delegation.ReadSettle)
+	delegation.RecordLease(&s.d.Spec, st, t.LeaseExpiresAt, s.agent == nil || s.agent.Status.Extensions.Lease)
 	if st.ReplyInFlight {
 		if r.checkReply(ctx, s, t) {
 			return r.sendReply(ctx, s)
 		}
 	}
-	step := delegation.Follow(s.observation(r.Options), t)
-	r.recordUsage(s, t, step.Kind == delegation.StepSettle)
-	switch step.Kind {
-	case delegation.StepReply:
+	switch read.Next {
+	case delegation.ReadReply:
 		// Claim the reply before sending it (a stale pass fails the claim),
 		// so each reply reaches the agent at most once.
-		st.RepliesSent++
-		st.ReplyInFlight = true
+		delegation.ChangeReply(st, delegation.ReplyClaimed)
 		if err := r.persistStatus(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 		return r.sendReply(ctx, s)
-	case delegation.StepSettle:
-		st.Result = boundedResult(t, r.Options.ResultTextLimit)
-		r.setPhase(s, step)
+	case delegation.ReadSettle:
+		r.setPhase(s, read.Record)
 		return ctrl.Result{}, nil
-	default:
-		r.setPhase(s, step)
 	}
+	r.setPhase(s, read.Record)
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+}
+
+// recordRead records what a task read back reports: its state, its spend
+// and, once it ended, its result (the one place status.remoteState and
+// status.result are written from a task).
+func (r *DelegationReconciler) recordRead(s *scope, t *a2a.Task, ended bool) {
+	s.d.Status.RemoteState = string(t.State)
+	r.recordUsage(s, t, ended)
+	if ended {
+		s.d.Status.Result = boundedResult(t, r.Options.ResultTextLimit)
+	}
 }
 
 // recordUsage keeps the agent's latest budget report, clamped to the grant:

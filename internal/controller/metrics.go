@@ -36,6 +36,10 @@ var (
 	sendAdoptions = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tether_send_adoptions_total", Help: "Tasks found at the agent after a send whose answer was lost, adopted instead of sent again.",
 	})
+	pushForwarded = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tether_push_forwarded_total",
+		Help: "Push notifications a standby checked and handed to its shard's leader, which follows the task.",
+	})
 	phases = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
 		"Delegations by namespace, phase and (for Pending) the reason they wait, as the operator's cache holds them.",
 		[]string{"namespace", "phase", "reason"}, nil),
@@ -54,7 +58,7 @@ var rootLabels = []string{"namespace", "root", meterLabel}
 
 func init() {
 	metrics.Registry.MustRegister(budgetReserved, budgetCharged,
-		budgetRefunded, cascadeCancels, sendAdoptions, phases)
+		budgetRefunded, cascadeCancels, sendAdoptions, pushForwarded, phases)
 }
 
 // phaseCollector counts Delegations by phase from the cache at scrape time,

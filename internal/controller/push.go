@@ -50,6 +50,13 @@ type PushReceiver struct {
 	// readNow, when set, has the task read back at once: the notification
 	// says it changed.
 	readNow func(types.NamespacedName)
+	// Leader, when set, is asked whether this process leads its shard; a
+	// standby hands each checked notification to the leader (push_forward.go).
+	Leader    PushLeader
+	forwarder *http.Client
+	// listening is closed once the receiver listens at addr.
+	listening chan struct{}
+	addr      string
 }
 
 // Bounds of the push receiver. The port is reachable by whoever reaches the
@@ -81,7 +88,8 @@ func NewPushReceiver(addr, baseURL string, key []byte, reader client.Reader) (*P
 			len(key), MinPushKeyBytes)
 	}
 	return &PushReceiver{Addr: addr, BaseURL: strings.TrimRight(baseURL, "/"), Key: key, Reader: reader,
-		events: make(chan event.GenericEvent, 1024)}, nil
+		events: make(chan event.GenericEvent, 1024), listening: make(chan struct{}),
+		forwarder: &http.Client{Timeout: forwardTimeout}}, nil
 }
 
 // Target is what a send registers for this Delegation.
@@ -208,6 +216,10 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not this delegation's task", http.StatusBadRequest)
 		return
 	}
+	if p.standby(r) {
+		p.forward(w, r, body)
+		return
+	}
 	if p.readNow != nil {
 		p.readNow(types.NamespacedName{Namespace: ns, Name: name})
 	}
@@ -233,6 +245,8 @@ func (p *PushReceiver) Start(ctx context.Context) error {
 		return err
 	}
 	logf.FromContext(ctx).Info("push notification receiver listening", "addr", ln.Addr().String(), "url", p.BaseURL)
+	p.addr = ln.Addr().String()
+	close(p.listening)
 	return p.serve(ctx, ln)
 }
 

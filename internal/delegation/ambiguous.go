@@ -130,18 +130,22 @@ func AfterSend(res a2a.Outcome, canList bool) (v1alpha1.SendResult, SendPlan) {
 	return v1alpha1.SendUnknown, PlanGiveUp
 }
 
-// SendOutcomeUnknown is the step for a send whose task can be neither found
-// nor safely sent again. The reservation is kept as spent.
-func SendOutcomeUnknown(msg string) Step {
+// SendOutcomeUnknown is the record of a send whose task can be neither
+// found nor safely sent again. The reservation is kept as spent.
+func SendOutcomeUnknown(msg string) Record {
+	return sendOutcomeUnknown(msg).Record()
+}
+
+func sendOutcomeUnknown(msg string) Step {
 	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonSendOutcomeUnknown, msg)
 }
 
-// SendNeverArrived is the step for a send the agent proved it never got
+// SendNeverArrived is the record of a send the agent proved it never got
 // (it listed no task of it after the send's own deadline) once the send's
 // window is over. The reservation is kept: a request a proxy still holds
 // may arrive late.
-func SendNeverArrived(msg string) Step {
-	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg)
+func SendNeverArrived(msg string) Record {
+	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg).Record()
 }
 
 // sendTimedOut is the step when --send-timeout passed without a task id: a
@@ -151,7 +155,7 @@ func sendTimedOut(st *v1alpha1.DelegationStatus, msg string) Step {
 	if st.SendResult == v1alpha1.SendNotSent {
 		return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg)
 	}
-	return SendOutcomeUnknown(msg)
+	return sendOutcomeUnknown(msg)
 }
 
 // ReplyCheck is what the task says about a reply whose delivery was not

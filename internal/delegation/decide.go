@@ -12,7 +12,8 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
-// StepKind is what the controller does next.
+// StepKind is what Gate decides a pass does next; the controller's runStep
+// carries out every kind.
 type StepKind string
 
 const (
@@ -28,27 +29,55 @@ const (
 	StepDetach StepKind = "Detach"
 	// StepStart: adopt spec.taskID, look up an in-flight send, or send.
 	StepStart StepKind = "Start"
-	// StepFollow: read the remote task and let Follow decide.
+	// StepFollow: apply what the task was read back as (AfterRead), or
+	// leave it to the scheduler until it is.
 	StepFollow StepKind = "Follow"
 	// StepGroup: the phase given follows from the children.
 	StepGroup StepKind = "Group"
-	// StepSetPhase: a non-terminal phase change seen at the agent.
-	StepSetPhase StepKind = "SetPhase"
-	// StepReply: send spec.replies[status.repliesSent] to the same task.
-	StepReply StepKind = "Reply"
 )
 
-// Step is one decision.
+// Step is one decision of Gate: what to do, and the phase and outcome it
+// leads to.
 type Step struct {
 	Kind    StepKind
 	Phase   v1alpha1.Phase
 	Outcome v1alpha1.Outcome
 }
 
-// Progress is a non-terminal step with its reason, for the controller's own
-// transitions (sending, sent, adopted).
-func Progress(phase v1alpha1.Phase, reason, msg string) Step {
-	return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
+// Record is a phase and outcome to write to status: the one thing the
+// controller's setPhase takes.
+type Record struct {
+	Phase   v1alpha1.Phase
+	Outcome v1alpha1.Outcome
+}
+
+// Record is the phase and outcome the step leads to.
+func (s Step) Record() Record { return Record{Phase: s.Phase, Outcome: s.Outcome} }
+
+// ReadNext is what a task read back leads to.
+type ReadNext string
+
+const (
+	// ReadGoOn: the task goes on; record the phase it reported.
+	ReadGoOn ReadNext = "GoOn"
+	// ReadSettle: the task ended; record the terminal phase and its result.
+	ReadSettle ReadNext = "Settle"
+	// ReadReply: the task asks for input and a reply waits in spec.replies:
+	// claim it and send it.
+	ReadReply ReadNext = "Reply"
+)
+
+// Read is what AfterRead decides from a task read back. For ReadReply the
+// phase shown stays as it is until the reply's answer (ReplyAccepted).
+type Read struct {
+	Next ReadNext
+	Record
+}
+
+// Progress is a non-terminal record with its reason, for the controller's
+// own transitions (sending, sent, adopted, waiting for room).
+func Progress(phase v1alpha1.Phase, reason, msg string) Record {
+	return Record{Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
 }
 
 func wait(reason, msg string) Step {
@@ -58,10 +87,6 @@ func wait(reason, msg string) Step {
 func failed(kind StepKind, class v1alpha1.FailureClass, reason, msg string) Step {
 	return Step{Kind: kind, Phase: v1alpha1.PhaseFailed, Outcome: v1alpha1.Outcome{Reason: reason, FailureClass: class, Message: msg}}
 }
-
-// Canceled is the step for a task cancelled outside the state machine's own
-// passes (a Delegation deleted while its task ran).
-func Canceled(reason, msg string) Step { return canceled(reason, msg) }
 
 func canceled(reason, msg string) Step {
 	return Step{Kind: StepCancel, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
@@ -106,8 +131,10 @@ func Gate(o Observation) Step {
 		// At an agent that lists, a send that may have arrived is given up
 		// only on what its look-ups proved (AfterLookUp), never on the
 		// clock alone: a task that exists there is always found.
+		// A send whose answer is still to come is waited for: a task id,
+		// or what its failure says about it.
 		lookedUp := o.Agent.CanList && st.SendResult != v1alpha1.SendNotSent
-		if !lookedUp && SendWindowOver(o) {
+		if !lookedUp && !o.SendOnItsWay && SendWindowOver(o) {
 			return sendTimedOut(st, fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
 		}
 		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
@@ -193,17 +220,21 @@ func Group(o Observation) Step {
 		Message: fmt.Sprintf("all %d children succeeded", total)}}
 }
 
-// Follow decides from the task the agent reported.
-func Follow(o Observation, t *a2a.Task) Step {
+// AfterRead decides from the task the agent reported when it was read back
+// (a poll, a renewal, a stream's event, the answer to a send or a cancel).
+func AfterRead(o Observation, t *a2a.Task) Read {
+	settle := func(phase v1alpha1.Phase, out v1alpha1.Outcome) Read {
+		return Read{Next: ReadSettle, Record: Record{Phase: phase, Outcome: out}}
+	}
 	switch t.State {
 	case a2a.StateCompleted:
-		return Step{Kind: StepSettle, Phase: v1alpha1.PhaseSucceeded, Outcome: v1alpha1.Outcome{Reason: ReasonCompleted, Message: t.StatusText}}
+		return settle(v1alpha1.PhaseSucceeded, v1alpha1.Outcome{Reason: ReasonCompleted, Message: t.StatusText})
 	case a2a.StateFailed:
-		return failed(StepSettle, failureClass(t.FailureClass), ReasonRemoteFailed, t.StatusText)
+		return settle(v1alpha1.PhaseFailed, v1alpha1.Outcome{Reason: ReasonRemoteFailed, FailureClass: failureClass(t.FailureClass), Message: t.StatusText})
 	case a2a.StateRejected:
-		return failed(StepSettle, v1alpha1.FailureRejected, ReasonRemoteRejected, t.StatusText)
+		return settle(v1alpha1.PhaseFailed, v1alpha1.Outcome{Reason: ReasonRemoteRejected, FailureClass: v1alpha1.FailureRejected, Message: t.StatusText})
 	case a2a.StateCanceled:
-		return Step{Kind: StepSettle, Phase: v1alpha1.PhaseCanceled, Outcome: v1alpha1.Outcome{Reason: ReasonRemote, Message: t.StatusText}}
+		return settle(v1alpha1.PhaseCanceled, v1alpha1.Outcome{Reason: ReasonRemote, Message: t.StatusText})
 	case a2a.StateInputRequired, a2a.StateAuthRequired:
 		phase, reason := v1alpha1.PhaseInputRequired, ReasonInputRequired
 		if t.State == a2a.StateAuthRequired {
@@ -211,26 +242,25 @@ func Follow(o Observation, t *a2a.Task) Step {
 		}
 		// Replies answer a question; an auth challenge is met out of band.
 		if t.State == a2a.StateInputRequired && int(o.Status.RepliesSent) < len(o.Spec.Replies) {
-			return ReplySent()
+			return Read{Next: ReadReply, Record: Progress(v1alpha1.PhaseRunning, ReasonWorking, "sending a reply")}
 		}
-		return Step{Kind: StepSetPhase, Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: t.StatusText}}
+		return Read{Next: ReadGoOn, Record: Progress(phase, reason, t.StatusText)}
 	}
-	return Step{Kind: StepSetPhase, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: t.StatusText}}
+	return Read{Next: ReadGoOn, Record: Progress(v1alpha1.PhaseRunning, ReasonWorking, t.StatusText)}
 }
 
-// ReplySent is the step for a reply the agent accepted.
-func ReplySent() Step {
-	return Step{Kind: StepReply, Phase: v1alpha1.PhaseRunning, Outcome: v1alpha1.Outcome{Reason: ReasonWorking, Message: "reply sent"}}
+// ReplyAccepted is the record of a reply the agent accepted: the task runs
+// again.
+func ReplyAccepted() Record { return Progress(v1alpha1.PhaseRunning, ReasonWorking, "reply sent") }
+
+// Lost is the record of a task the agent no longer knows.
+func Lost() Record {
+	return failed(StepSettle, v1alpha1.FailureInternal, ReasonTaskLost, "the agent no longer knows the task").Record()
 }
 
-// Lost is the step for a task the agent no longer knows.
-func Lost() Step {
-	return failed(StepSettle, v1alpha1.FailureInternal, ReasonTaskLost, "the agent no longer knows the task")
-}
-
-// SendRefused is the step for a send the agent answered with a refusal.
-func SendRefused(class, msg string) Step {
-	return failed(StepSettle, failureClass(class), ReasonSendRefused, msg)
+// SendRefused is the record of a send the agent answered with a refusal.
+func SendRefused(class, msg string) Record {
+	return failed(StepSettle, failureClass(class), ReasonSendRefused, msg).Record()
 }
 
 // failureClass maps what an agent reported to a known class; anything

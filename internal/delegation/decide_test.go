@@ -121,6 +121,7 @@ var (
 // the outcome message.
 type expect struct {
 	kind    StepKind
+	next    ReadNext
 	phase   v1alpha1.Phase
 	reason  string
 	class   v1alpha1.FailureClass
@@ -129,6 +130,15 @@ type expect struct {
 
 func (e expect) check(g *WithT, s Step) {
 	g.Expect(s.Kind).To(Equal(e.kind), "kind")
+	e.checkRecord(g, s.Record())
+}
+
+func (e expect) checkRead(g *WithT, r Read) {
+	g.Expect(r.Next).To(Equal(e.next), "next")
+	e.checkRecord(g, r.Record)
+}
+
+func (e expect) checkRecord(g *WithT, s Record) {
 	g.Expect(s.Phase).To(Equal(e.phase), "phase")
 	g.Expect(s.Outcome.Reason).To(Equal(e.reason), "reason")
 	g.Expect(s.Outcome.FailureClass).To(Equal(e.class), "failure class")
@@ -356,6 +366,10 @@ func TestGate(t *testing.T) {
 			func(o *Observation) { o.Agent.CanList = true; o.Status.SendResult = v1alpha1.SendNotSent }),
 			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonUnreachable, class: v1alpha1.FailureUnreachable,
 				message: "no task id from the agent within 2m0s"}},
+		{"past the send timeout, a send whose answer is still to come waits for it", observe(sending(now.Add(-sendTimeout-time.Second)),
+			func(o *Observation) { o.SendOnItsWay = true }), start},
+		{"past the send timeout, a send that never left waits for the call on its way", observe(sending(now.Add(-sendTimeout-time.Second)),
+			func(o *Observation) { o.Status.SendResult = v1alpha1.SendNotSent; o.SendOnItsWay = true }), start},
 		{"the send timeout counts from when the send left, not from its marker", observe(sending(now.Add(-sendTimeout-time.Minute)),
 			func(o *Observation) { o.SendLeft = now.Add(-time.Minute) }), start},
 
@@ -403,7 +417,7 @@ func TestGroup(t *testing.T) {
 	}
 }
 
-func TestFollow(t *testing.T) {
+func TestAfterRead(t *testing.T) {
 	replies := func(given []string, sent int32) change {
 		return func(o *Observation) {
 			o.Spec.Replies = nil
@@ -413,10 +427,10 @@ func TestFollow(t *testing.T) {
 			o.Status.RepliesSent = sent
 		}
 	}
-	reply := expect{kind: StepReply, phase: v1alpha1.PhaseRunning, reason: ReasonWorking, message: "reply sent"}
-	working := expect{kind: StepSetPhase, phase: v1alpha1.PhaseRunning, reason: ReasonWorking, message: "thinking"}
+	reply := expect{next: ReadReply, phase: v1alpha1.PhaseRunning, reason: ReasonWorking, message: "sending a reply"}
+	working := expect{next: ReadGoOn, phase: v1alpha1.PhaseRunning, reason: ReasonWorking, message: "thinking"}
 	remoteFailed := func(c v1alpha1.FailureClass) expect {
-		return expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteFailed, class: c}
+		return expect{next: ReadSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteFailed, class: c}
 	}
 
 	tests := []struct {
@@ -426,7 +440,7 @@ func TestFollow(t *testing.T) {
 		want expect
 	}{
 		{"Completed succeeds", observe(following(v1alpha1.PhaseRunning)), a2a.Task{State: a2a.StateCompleted, StatusText: "done"},
-			expect{kind: StepSettle, phase: v1alpha1.PhaseSucceeded, reason: ReasonCompleted, message: "done"}},
+			expect{next: ReadSettle, phase: v1alpha1.PhaseSucceeded, reason: ReasonCompleted, message: "done"}},
 		{"Failed with a known class keeps the class: InvalidRequest", observe(),
 			a2a.Task{State: a2a.StateFailed, FailureClass: "InvalidRequest"}, remoteFailed(v1alpha1.FailureInvalidRequest)},
 		{"Failed with a known class keeps the class: Transient", observe(),
@@ -443,32 +457,32 @@ func TestFollow(t *testing.T) {
 			a2a.Task{State: a2a.StateFailed, FailureClass: "Rejected"}, remoteFailed(v1alpha1.FailureRejected)},
 		{"Failed without a class reads as Internal", observe(),
 			a2a.Task{State: a2a.StateFailed, StatusText: "ran out of tokens"},
-			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteFailed, class: v1alpha1.FailureInternal,
+			expect{next: ReadSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteFailed, class: v1alpha1.FailureInternal,
 				message: "ran out of tokens"}},
 		{"Failed with an unknown class reads as Internal", observe(),
 			a2a.Task{State: a2a.StateFailed, FailureClass: "OutOfCoffee"}, remoteFailed(v1alpha1.FailureInternal)},
 		{"Failed with a class in the wrong case reads as Internal", observe(),
 			a2a.Task{State: a2a.StateFailed, FailureClass: "transient"}, remoteFailed(v1alpha1.FailureInternal)},
 		{"Rejected fails as Rejected", observe(), a2a.Task{State: a2a.StateRejected, StatusText: "not my job"},
-			expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteRejected, class: v1alpha1.FailureRejected,
+			expect{next: ReadSettle, phase: v1alpha1.PhaseFailed, reason: ReasonRemoteRejected, class: v1alpha1.FailureRejected,
 				message: "not my job"}},
 		{"Canceled at the agent cancels", observe(), a2a.Task{State: a2a.StateCanceled, StatusText: "lease expired"},
-			expect{kind: StepSettle, phase: v1alpha1.PhaseCanceled, reason: ReasonRemote, message: "lease expired"}},
+			expect{next: ReadSettle, phase: v1alpha1.PhaseCanceled, reason: ReasonRemote, message: "lease expired"}},
 
 		{"InputRequired without replies hands the task back", observe(), a2a.Task{State: a2a.StateInputRequired, StatusText: "which year?"},
-			expect{kind: StepSetPhase, phase: v1alpha1.PhaseInputRequired, reason: ReasonInputRequired, message: "which year?"}},
+			expect{next: ReadGoOn, phase: v1alpha1.PhaseInputRequired, reason: ReasonInputRequired, message: "which year?"}},
 		{"InputRequired with every reply sent hands the task back", observe(replies([]string{"2025"}, 1)),
-			a2a.Task{State: a2a.StateInputRequired}, expect{kind: StepSetPhase, phase: v1alpha1.PhaseInputRequired, reason: ReasonInputRequired}},
+			a2a.Task{State: a2a.StateInputRequired}, expect{next: ReadGoOn, phase: v1alpha1.PhaseInputRequired, reason: ReasonInputRequired}},
 		{"InputRequired with a reply pending sends it", observe(replies([]string{"2025"}, 0)),
 			a2a.Task{State: a2a.StateInputRequired}, reply},
 		{"InputRequired with the next reply appended sends it", observe(inPhase(v1alpha1.PhaseInputRequired), replies([]string{"2025", "Q3"}, 1)),
 			a2a.Task{State: a2a.StateInputRequired}, reply},
 		{"AuthRequired without replies hands the task back", observe(), a2a.Task{State: a2a.StateAuthRequired, StatusText: "sign in"},
-			expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired, message: "sign in"}},
+			expect{next: ReadGoOn, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired, message: "sign in"}},
 		{"AuthRequired with every reply sent hands the task back", observe(replies([]string{"token"}, 1)),
-			a2a.Task{State: a2a.StateAuthRequired}, expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
+			a2a.Task{State: a2a.StateAuthRequired}, expect{next: ReadGoOn, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
 		{"AuthRequired never sends replies: an auth challenge is met out of band", observe(replies([]string{"token"}, 0)),
-			a2a.Task{State: a2a.StateAuthRequired}, expect{kind: StepSetPhase, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
+			a2a.Task{State: a2a.StateAuthRequired}, expect{next: ReadGoOn, phase: v1alpha1.PhaseAuthRequired, reason: ReasonAuthRequired}},
 
 		{"Working runs", observe(), a2a.Task{State: a2a.StateWorking, StatusText: "thinking"}, working},
 		{"Submitted runs", observe(), a2a.Task{State: a2a.StateSubmitted, StatusText: "thinking"}, working},
@@ -478,24 +492,24 @@ func TestFollow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.check(NewWithT(t), Follow(tt.obs, &tt.task))
+			tt.want.checkRead(NewWithT(t), AfterRead(tt.obs, &tt.task))
 		})
 	}
 }
 
 func TestLostFailsAsInternal(t *testing.T) {
-	expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonTaskLost, class: v1alpha1.FailureInternal,
-		message: "no longer knows the task"}.check(NewWithT(t), Lost())
+	expect{phase: v1alpha1.PhaseFailed, reason: ReasonTaskLost, class: v1alpha1.FailureInternal,
+		message: "no longer knows the task"}.checkRecord(NewWithT(t), Lost())
 }
 
 func TestSendRefused(t *testing.T) {
 	g := NewWithT(t)
-	expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailurePolicyRefusal,
-		message: "over quota"}.check(g, SendRefused("PolicyRefusal", "over quota"))
-	expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailureInternal}.
-		check(g, SendRefused("", "refused"))
-	expect{kind: StepSettle, phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailureInternal}.
-		check(g, SendRefused("Nope", "refused"))
+	expect{phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailurePolicyRefusal,
+		message: "over quota"}.checkRecord(g, SendRefused("PolicyRefusal", "over quota"))
+	expect{phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailureInternal}.
+		checkRecord(g, SendRefused("", "refused"))
+	expect{phase: v1alpha1.PhaseFailed, reason: ReasonSendRefused, class: v1alpha1.FailureInternal}.
+		checkRecord(g, SendRefused("Nope", "refused"))
 }
 
 func TestPhaseClasses(t *testing.T) {

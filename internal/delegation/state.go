@@ -91,6 +91,9 @@ type Observation struct {
 	SendLeft time.Time
 	// Children counts settled and active children (groups settle on them).
 	Children v1alpha1.ChildCounts
+	// SendOnItsWay: a send or look-up of this Delegation is queued, running
+	// or holds an answer not applied yet; that answer decides, not the clock.
+	SendOnItsWay bool
 }
 
 // Settled phases are terminal: nothing moves the Delegation out of them.

@@ -12,13 +12,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,12 +43,14 @@ const (
 	singleLeaseName = "tether-operator.delegation.tether.dev"
 )
 
-// LeaseName is the leader election Lease of the shard.
+// LeaseName is the leader election Lease of the shard. It names the count
+// as well: while a resharding rolls, shard i of the old count and shard i
+// of the new one are different shards (see exclusiveLock).
 func (s Shard) LeaseName() string {
 	if s.Count == 1 {
 		return singleLeaseName
 	}
-	return "tether-shard-" + strconv.Itoa(s.Index)
+	return "tether-shard-" + strconv.Itoa(s.Index) + "-of-" + strconv.Itoa(s.Count)
 }
 
 var (
@@ -67,6 +74,15 @@ type Setup struct {
 	Filtering Filtering
 	Flags     Flags
 	kube      client.Client
+	cfg       *rest.Config
+	// PushEndpoint, when set, is where this process receives push
+	// notifications; as leader it writes it on the shard's Lease.
+	PushEndpoint func(ctx context.Context) (string, error)
+	// identity is this process's name in the Lease; leaseNamespace holds it.
+	identity       string
+	leaseNamespace string
+	isLeading      atomic.Bool
+	pushLeader     pushLeader
 }
 
 // New resolves the shard and, with --shard-filtering=auto and more than
@@ -81,7 +97,7 @@ func New(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, f Flags,
 	if err != nil {
 		return nil, err
 	}
-	out := &Setup{Shard: s, Filtering: Filtering(f.Filtering), Flags: f, kube: kube}
+	out := &Setup{Shard: s, Filtering: Filtering(f.Filtering), Flags: f, kube: kube, cfg: cfg}
 	switch {
 	case s.Count == 1:
 		out.Filtering = "none"
@@ -109,13 +125,46 @@ func (s *Setup) Describe() string {
 }
 
 // Configure sets the manager's cache to hold only the shard's objects and
-// its leader election to the shard's Lease and timings.
-func (s *Setup) Configure(o *ctrl.Options) {
+// its leader election to the shard's Lease and timings. The Lease is taken
+// only while no shard of another count overlapping this one leads (see
+// exclusiveLock); o.LeaderElectionNamespace must be set or the process run
+// in a pod.
+func (s *Setup) Configure(o *ctrl.Options) error {
 	if s.Shard.Count > 1 {
 		o.Cache.NewInformer = s.Shard.NewInformer(s.Filtering)
 	}
 	o.LeaderElectionID = s.Shard.LeaseName()
 	o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &s.Flags.LeaseDuration, &s.Flags.RenewDeadline, &s.Flags.RetryPeriod
+	if !o.LeaderElection {
+		return nil
+	}
+	ns := o.LeaderElectionNamespace
+	if ns == "" {
+		if ns = inClusterNamespace(); ns == "" {
+			return fmt.Errorf("not running in a pod: --leader-election-namespace is needed for the shard's Lease")
+		}
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	// As controller-runtime's own lock: a request times out well before
+	// the renew deadline, so one hung call cannot cost the leadership.
+	cfg := rest.AddUserAgent(rest.CopyConfig(s.cfg), "leader-election")
+	cfg.Timeout = max(s.Flags.RenewDeadline/2, time.Second)
+	coordination, err := coordinationv1client.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	s.identity, s.leaseNamespace = host+"_"+string(uuid.NewUUID()), ns
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: s.Shard.LeaseName()},
+		Client:     coordination,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.identity},
+	}
+	o.LeaderElectionResourceLockInterface = &exclusiveLock{Interface: lock, shard: s.Shard, namespace: ns,
+		name: s.Shard.LeaseName(), leases: s.kube, now: time.Now}
+	return nil
 }
 
 // Start readies a manager built with Configure: the informers of the
@@ -137,8 +186,15 @@ func (s *Setup) Start(ctx context.Context, mgr manager.Manager, leaseNamespace s
 		}
 	}
 	return mgr.Add(leading(func(ctx context.Context) {
+		s.isLeading.Store(true)
 		leaderGauge.WithLabelValues(strconv.Itoa(s.Shard.Index)).Set(1)
-		ctrl.LoggerFrom(ctx).Info("leading the shard", "lease", s.Shard.LeaseName())
+		log := ctrl.LoggerFrom(ctx)
+		log.Info("leading the shard", "lease", s.Shard.LeaseName())
+		if s.PushEndpoint != nil {
+			if err := s.advertisePush(ctx); err != nil {
+				log.Error(err, "the standbys cannot hand push notifications over: this leader's receiver URL is not on the Lease")
+			}
+		}
 	}))
 }
 

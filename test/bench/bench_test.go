@@ -44,7 +44,7 @@ func TestBench(t *testing.T) {
 		name string
 		run  func() []row
 	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases},
-		{"settle", e.settle}, {"leak", e.leak}, {"tracing", e.tracingOverhead}, {"shards", e.shards}} { // shards last: it replaces the operator
+		{"settle", e.settle}, {"leak", e.leak}, {"node", e.node}, {"tracing", e.tracingOverhead}, {"shards", e.shards}} { // shards last: it replaces the operator
 		if len(sz.Rows) > 0 && !slices.Contains(sz.Rows, phase.name) {
 			continue
 		}
@@ -73,9 +73,9 @@ func TestBench(t *testing.T) {
 
 func scale(sz sizes) string {
 	return fmt.Sprintf("sizes: dispatch %d at %g/s, throughput %d, cascade %d, leases %d (ttl %s, hold %s, %d to a hung agent), "+
-		"settle %d per agent (tasks of %s), leak %d, shards %d (settle %s), failover %d, client %g QPS/%d burst",
+		"settle %d per agent (tasks of %s), leak %d, shards %d (settle %s), failover %d, shard leases %d (ttl %s), client %g QPS/%d burst",
 		sz.DispatchN, sz.DispatchRate, sz.ThroughputN, sz.CascadeN, sz.LeasesN, sz.LeaseTTL, sz.Hold, sz.HungN,
-		sz.SettleN, sz.SettleRun, sz.LeakN, sz.ShardsN, sz.ShardSettle, sz.FailoverN, sz.QPS, sz.Burst)
+		sz.SettleN, sz.SettleRun, sz.LeakN, sz.ShardsN, sz.ShardSettle, sz.FailoverN, sz.ShardLeasesN, sz.ShardLeaseTTL, sz.QPS, sz.Burst)
 }
 
 // commit names the source measured: the commit, marked when the tree has

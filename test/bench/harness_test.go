@@ -149,7 +149,8 @@ func (e *env) startOperator(env ...string) {
 	}
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: "operator", Path: filepath.Join(e.root, "bin", "manager"), Args: args,
-		Env: append([]string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, env...), LogPath: filepath.Join(t.TempDir(), "operator.log"),
+		Env:     append(append([]string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, e.sz.OperatorEnv...), env...),
+		LogPath: filepath.Join(t.TempDir(), "operator.log"),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -85,8 +85,14 @@ type sizes struct {
 	ShardsN     int
 	ShardSettle time.Duration
 	FailoverN   int
+	// ShardLeasesN leased tasks (ShardLeaseTTL) are held for Hold by three
+	// shards.
+	ShardLeasesN  int
+	ShardLeaseTTL time.Duration
 	// Out receives table.txt, results.csv and results.png.
 	Out string
+	// OperatorEnv is added to the operator's environment.
+	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
 	// settle, leak, tracing, shards);
 	// empty runs them all.
@@ -96,11 +102,13 @@ type sizes struct {
 func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
 		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
-		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10}
+		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10,
+		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
-			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300}
+			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300,
+			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -120,6 +128,8 @@ func sizesFromEnv(t *testing.T) sizes {
 	envInt(t, "BENCH_SHARDS_N", &s.ShardsN)
 	envDuration(t, "BENCH_SHARD_SETTLE", &s.ShardSettle)
 	envInt(t, "BENCH_FAILOVER_N", &s.FailoverN)
+	envInt(t, "BENCH_SHARD_LEASES_N", &s.ShardLeasesN)
+	envDuration(t, "BENCH_SHARD_LEASE_TTL", &s.ShardLeaseTTL)
 	s.Out = os.Getenv("BENCH_OUT")
 	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
 		if part = strings.TrimSpace(part); part != "" {

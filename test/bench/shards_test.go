@@ -83,7 +83,8 @@ func (e *env) shards() []row {
 			Floor: floor, FloorOf: fmt.Sprintf("one process's RSS / %d (%d Delegations)", run.shards, n),
 			Target: "1/N of one process ±25%", Met: func(r row) bool { return math.Abs(r.Value-r.Floor) <= 0.25*r.Floor }})
 	}
-	return append(rows, e.failover(ag, namespaces)...)
+	rows = append(rows, e.failover(ag, namespaces)...)
+	return append(rows, e.shardLeases()...)
 }
 
 // shardProcesses starts replicas operator processes for each of n shards.
@@ -110,7 +111,7 @@ func (e *env) shardProcesses(n, replicas int, filtering string) [][]*cluster.Pro
 		}
 	}
 	for _, shardProcs := range procs {
-		e.waitUntil("a shard has a leader", time.Minute, func() bool { return leaderIndex(shardProcs) >= 0 })
+		e.waitUntil("a shard has a leader", e.sz.Wait, func() bool { return leaderIndex(shardProcs) >= 0 })
 	}
 	return procs
 }
@@ -141,6 +142,13 @@ func (e *env) shardRSS(n int, filtering string) float64 {
 func (e *env) failover(ag *benchAgent, namespaces []string) []row {
 	ctx := context.Background()
 	procs := e.shardProcesses(2, 2, "auto")
+	defer func() {
+		for _, shardProcs := range procs {
+			for _, p := range shardProcs {
+				_ = p.Stop(10 * time.Second)
+			}
+		}
+	}()
 	var own []string
 	for _, ns := range namespaces {
 		if shard.Of(ns, 2).Index == 0 {

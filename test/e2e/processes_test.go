@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/test/cluster"
@@ -76,10 +77,11 @@ func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string,
 		args = append(args, "--push-listen=127.0.0.1:0")
 	}
 	args = append(args, extra...)
-	t.Logf("starting %s as %s: %s", name, identity, strings.Join(args, " "))
+	env := append([]string{"KUBECONFIG=" + kubeconfig}, resourceEnv(pod.Containers[0])...)
+	t.Logf("starting %s as %s: %s %s", name, identity, strings.Join(env[1:], " "), strings.Join(args, " "))
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: name, Path: filepath.Join(binaries, "cmd"), Args: args,
-		Env: []string{"KUBECONFIG=" + kubeconfig}, LogPath: filepath.Join(dir, "operator.log"),
+		Env: env, LogPath: filepath.Join(dir, "operator.log"),
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
@@ -91,6 +93,23 @@ func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string,
 		}
 	})
 	return op
+}
+
+// resourceEnv is what the kubelet would set from the container's resource
+// fields (the chart's GOMEMLIMIT is the memory limit), so the process runs
+// with the runtime settings it has in the pod.
+func resourceEnv(c corev1.Container) []string {
+	var out []string
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
+			continue
+		}
+		name, _ := strings.CutPrefix(e.ValueFrom.ResourceFieldRef.Resource, "limits.")
+		if q, ok := c.Resources.Limits[corev1.ResourceName(name)]; ok {
+			out = append(out, fmt.Sprintf("%s=%d", e.Name, q.Value()))
+		}
+	}
+	return out
 }
 
 // expectNoForbidden fails when the API server refused the operator anything:

@@ -113,6 +113,7 @@
   - leases
   verbs:
   - get
+  - list
   - create
   - update
 - apiGroups:

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Contender is one Delegation of an Agent with spec.maxConcurrentTasks, as
+// the admission sees it.
+type Contender struct {
+	UID     string
+	Name    string
+	Created time.Time
+	// Done: settled or being deleted; it holds no place.
+	Done bool
+	// Started: its task id or send marker shows; it holds a place.
+	Started bool
+	// Admitted: admitted by this process and not shown started yet; it
+	// holds a place.
+	Admitted bool
+	// Adopts: it adopts spec.taskID, which starts nothing new.
+	Adopts bool
+}
+
+// Admit decides whether uid may start now under an Agent's limit of
+// running tasks: places go in creation order (then by name) to the
+// Delegations that wait. running is how many places are held.
+func Admit(uid string, limit int, all []Contender) (admitted bool, running int) {
+	var queue []Contender
+	for _, c := range all {
+		switch {
+		case c.Done:
+		case c.Started, c.Admitted:
+			running++
+		case !c.Adopts:
+			queue = append(queue, c)
+		}
+	}
+	slices.SortFunc(queue, func(a, b Contender) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for i, c := range queue {
+		if i >= limit-running {
+			break
+		}
+		if c.UID == uid {
+			return true, running
+		}
+	}
+	return false, running
+}
