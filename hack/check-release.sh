@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Checks what `make release-snapshot` left in dist/: every archive and its
 # SBOM, the krew manifest, install.yaml and tether-crds.yaml, the chart
-# package at the chart's version, and binaries that report the snapshot version.
+# package at the chart's version, the images' build plans (both platforms,
+# checked by hack/release/offline-docker) and the post hook's install.yaml
+# pinned by digest, and binaries that report the snapshot version.
 set -euo pipefail
 dist=$1 chart_version=$2
-want="${chart_version}-snapshot+"
+want="${chart_version}-snapshot-"
 fail() { echo "check-release: $*" >&2; exit 1; }
 
 for a in kubectl-tether_v%s_linux_amd64.tar.gz kubectl-tether_v%s_linux_arm64.tar.gz \
@@ -42,6 +44,16 @@ for kind in Namespace CustomResourceDefinition ServiceAccount ClusterRole Cluste
   grep -q "^kind: $kind\$" "$dist/install.yaml" || fail "install.yaml has no $kind"
 done
 [ "$(grep -c '^kind: CustomResourceDefinition$' "$dist/tether-crds.yaml")" = 2 ] || fail "tether-crds.yaml does not hold the two CRDs"
+# The images: goreleaser's image step ran for each, for both platforms, and
+# the operator's post hook wrote install.yaml with the image's digest.
+for img in tether tether-sample-worker tether-sample-orchestrator; do
+  plan="$dist/images/$img.txt"
+  [ -f "$plan" ] || fail "no build plan for the image $img"
+  grep -q "^platforms: linux/amd64,linux/arm64\$" "$plan" || fail "the image $img is not for linux/amd64 and linux/arm64"
+  grep -q "^images: ghcr.io/tether-dev/$img:$want" "$plan" || fail "the image $img is not tagged with the snapshot version"
+done
+grep -q "image: ghcr.io/tether-dev/tether:$want[^@]*@sha256:[0-9a-f]\{64\}\$" "$dist/images/install.from-post-hook.yaml" ||
+  fail "the operator image's post hook did not pin install.yaml by tag and digest"
 tar -tzf "$dist"/kubectl-tether_v*_linux_amd64.tar.gz | grep -qx kubectl_complete-tether || fail "the plugin archive lacks kubectl_complete-tether"
 grep -q "tether-$chart_version.tgz\|kubectl-tether_v" "$dist/checksums.txt" || fail "no checksums"
 

@@ -68,6 +68,10 @@ type testAgent struct {
 	requests []httpRequest
 	execs    []execRecord
 	canceled []string
+	// cancelMeta is the request metadata of each CancelTask.
+	cancelMeta []map[string]any
+	// traceContext makes the card declare TraceContextExtensionURI.
+	traceContext bool
 }
 
 type serverCall struct {
@@ -207,6 +211,12 @@ func (a *testAgent) serveGRPC(t *testing.T, handler a2asrv.RequestHandler, opts 
 }
 
 func (a *testAgent) card(iface *a2a.AgentInterface) *a2a.AgentCard {
+	exts := []a2a.AgentExtension{{URI: LeaseExtensionURI}, {URI: BudgetExtensionURI}}
+	a.mu.Lock()
+	if a.traceContext {
+		exts = append(exts, a2a.AgentExtension{URI: TraceContextExtensionURI})
+	}
+	a.mu.Unlock()
 	return &a2a.AgentCard{
 		Name:                "test agent",
 		Description:         "d",
@@ -214,7 +224,7 @@ func (a *testAgent) card(iface *a2a.AgentInterface) *a2a.AgentCard {
 		SupportedInterfaces: []*a2a.AgentInterface{iface},
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:  true,
-			Extensions: []a2a.AgentExtension{{URI: LeaseExtensionURI}, {URI: BudgetExtensionURI}},
+			Extensions: exts,
 		},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
@@ -415,6 +425,7 @@ func (e *testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 func (e *testExecutor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	e.a.mu.Lock()
 	e.a.canceled = append(e.a.canceled, string(ec.TaskID))
+	e.a.cancelMeta = append(e.a.cancelMeta, ec.Metadata)
 	e.a.mu.Unlock()
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)

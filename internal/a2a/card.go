@@ -124,6 +124,8 @@ func cardFromWire(c *a2a.AgentCard) (*Card, error) {
 			out.Lease = true
 		case BudgetExtensionURI:
 			out.Budget = true
+		case TraceContextExtensionURI:
+			out.TraceContext = true
 		}
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -141,10 +142,18 @@ func (c *client) Close() {
 // message and the request metadata, so agents find them whichever they read.
 // Extension data is always announced with its extension header, whether or
 // not the card lists the extension: an agent that does not know it ignores both.
+// The trace context goes into the metadata only for agents whose card asks
+// for it (TraceContextExtensionURI); the headers carry it on every call.
 func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	msg, meta, exts, err := buildSend(req)
 	if err != nil {
 		return nil, localError(opSend, ReasonInvalidRequest, err)
+	}
+	if traced, ok := c.traceContextMeta(ctx, msg.Metadata); ok {
+		msg.Metadata = traced
+		meta, _ = c.traceContextMeta(ctx, meta)
+		exts = append(slices.Clone(exts), TraceContextExtensionURI)
+		msg.Extensions = exts
 	}
 	ctx, ci := withCallInfo(ctx)
 	// 0.3: a2a-go sends ReturnImmediately as blocking=false.
@@ -192,7 +201,12 @@ func (c *client) Cancel(ctx context.Context, taskID string) (*Task, error) {
 		return nil, localError(opCancel, ReasonInvalidRequest, errors.New("empty task id"))
 	}
 	cctx, ci := withCallInfo(ctx)
-	t, err := c.c.CancelTask(cctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
+	req := &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)}
+	if meta, ok := c.traceContextMeta(ctx, nil); ok {
+		req.Metadata = meta
+		cctx = activate(cctx, TraceContextExtensionURI)
+	}
+	t, err := c.c.CancelTask(cctx, req)
 	if err == nil {
 		return checked(opCancel, taskFromWire(t))
 	}

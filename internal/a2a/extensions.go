@@ -13,6 +13,12 @@ import "time"
 const (
 	LeaseExtensionURI  = "https://tether.dev/a2a/ext/lease/v1"
 	BudgetExtensionURI = "https://tether.dev/a2a/ext/budget/v1"
+	// TraceContextExtensionURI, declared in an agent's card, asks for the
+	// W3C trace context in the message metadata as well as in the headers:
+	// for agents behind proxies that drop or replace traceparent, and for
+	// agents that read only the message (the form of A2A proposals #2026
+	// and #2103: traceparent and tracestate under the extension's URI).
+	TraceContextExtensionURI = "https://tether.dev/a2a/ext/trace-context/v1"
 
 	// DelegationMetadataKey carries "namespace/name" of the Delegation that sent
 	// a message, so an agent can create child Delegations (agentkit.Delegate).
@@ -28,6 +34,14 @@ const (
 	// MinLeaseTTL is the lower bound every agent enforces.
 	MinLeaseTTL = time.Second
 )
+
+// TraceContextMetadata is sent under TraceContextExtensionURI in the
+// metadata of SendMessage and CancelTask (where the binding carries
+// CancelTask metadata: JSON-RPC and gRPC), to agents that declare it.
+type TraceContextMetadata struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate,omitempty"`
+}
 
 // LeaseRequestMetadata is sent under LeaseExtensionURI in SendMessage metadata.
 type LeaseRequestMetadata struct {

@@ -163,6 +163,7 @@ type Card struct {
 	PushNotifications bool
 	Lease             bool // declares LeaseExtensionURI
 	Budget            bool // declares BudgetExtensionURI
+	TraceContext      bool // declares TraceContextExtensionURI
 }
 
 // Skill is one advertised skill.

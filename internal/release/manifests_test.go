@@ -115,6 +115,9 @@ func TestReleaseRecipe(t *testing.T) {
 	g.Expect(hook).To(And(ContainSubstring("./hack/release/manifests"), ContainSubstring("--digest {{ .Digest }}")),
 		"install.yaml pins the digest the operator image was pushed with")
 
+	g.Expect(cfg["snapshot"].(map[string]any)["version_template"]).NotTo(ContainSubstring("+"),
+		"a snapshot's version is its images' tag, and a tag allows no '+'")
+
 	g.Expect(list(cfg["sboms"])).To(ContainElement(HaveKeyWithValue("artifacts", "archive")))
 	for _, key := range []string{"signs", "docker_signs"} {
 		for _, s := range list(cfg[key]) {

@@ -125,7 +125,9 @@ func (k *Kit) Executor(inner a2asrv.AgentExecutor) a2asrv.AgentExecutor {
 	return &executor{kit: k, inner: inner}
 }
 
-// Extensions are the card entries declaring both extensions.
+// Extensions are the card entries declaring the kit's extensions: lease,
+// budget, and the trace context in the message metadata (the kit reads it
+// from there when a request came without a traceparent header).
 func (k *Kit) Extensions() []a2a.AgentExtension {
 	return []a2a.AgentExtension{
 		{
@@ -136,6 +138,10 @@ func (k *Kit) Extensions() []a2a.AgentExtension {
 		{
 			URI:         tethera2a.BudgetExtensionURI,
 			Description: "Tasks honour a granted budget and deadline and report what is left and spent.",
+		},
+		{
+			URI:         tethera2a.TraceContextExtensionURI,
+			Description: "Tasks continue the W3C trace context (traceparent) of the message metadata when no header carries one.",
 		},
 	}
 }

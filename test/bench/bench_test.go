@@ -44,7 +44,7 @@ func TestBench(t *testing.T) {
 		name string
 		run  func() []row
 	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases},
-		{"settle", e.settle}, {"leak", e.leak}, {"node", e.node}, {"shards", e.shards}} { // shards last: it replaces the operator
+		{"settle", e.settle}, {"leak", e.leak}, {"node", e.node}, {"tracing", e.tracingOverhead}, {"shards", e.shards}} { // shards last: it replaces the operator
 		if len(sz.Rows) > 0 && !slices.Contains(sz.Rows, phase.name) {
 			continue
 		}

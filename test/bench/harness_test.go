@@ -136,8 +136,8 @@ func (e *env) buildOperator() error {
 }
 
 // startOperator runs bin/manager against the control plane with the
-// client limits the floors use.
-func (e *env) startOperator() {
+// client limits the floors use, and env added to its environment.
+func (e *env) startOperator(env ...string) {
 	t := e.t
 	e.pprof, e.push = freeAddr(t), freeAddr(t)
 	args := []string{
@@ -149,7 +149,7 @@ func (e *env) startOperator() {
 	}
 	op, err := cluster.StartProcess(cluster.ProcessOptions{
 		Name: "operator", Path: filepath.Join(e.root, "bin", "manager"), Args: args,
-		Env:     append([]string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, e.sz.OperatorEnv...),
+		Env:     append(append([]string{"KUBECONFIG=" + e.cluster.Kubeconfig()}, e.sz.OperatorEnv...), env...),
 		LogPath: filepath.Join(t.TempDir(), "operator.log"),
 	})
 	if err != nil {
