@@ -32,7 +32,7 @@ done
 krew="$dist/krew/tether.yaml"
 [ -f "$krew" ] || fail "no krew manifest ($krew)"
 for platform in linux_amd64 linux_arm64 darwin_amd64 darwin_arm64 windows_amd64; do
-  archive=$(cd "$dist" && ls kubectl-tether_v*_"$platform".*)
+  archive=$(cd "$dist" && ls kubectl-tether_v*_"$platform".* | grep -v "\.sbom\.json$")
   sum=$(sha256sum "$dist/$archive" | cut -d' ' -f1)
   grep -q "releases/download/.*/$archive\$" "$krew" || fail "the krew manifest does not point at $archive"
   grep -q "sha256: $sum" "$krew" || fail "the krew manifest lacks the checksum of $archive"
