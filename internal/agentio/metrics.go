@@ -138,6 +138,10 @@ func (c Call) op() string {
 		return "renewal"
 	case c.Kind == KindGet:
 		return "read"
+	case c.lookUp:
+		return "look-up"
+	case c.Kind == KindSend && !c.sends:
+		return "adopt"
 	}
 	return string(c.Kind)
 }

@@ -231,6 +231,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if s.Resume != nil {
 		s.resume(s.Resume(ctx))
 	}
+	var untaken []types.NamespacedName
 	for {
 		s.mu.Lock()
 		wait := time.Hour
@@ -242,9 +243,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 				break
 			}
 			heap.Pop(&s.heap)
-			s.fire(top, now)
+			if s.fire(top, now) {
+				untaken = append(untaken, top.key)
+			}
 		}
 		s.mu.Unlock()
+		for _, key := range untaken {
+			s.Dispatcher.wake(key, false)
+		}
+		untaken = untaken[:0]
 		t := s.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -258,11 +265,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 }
 
 // fire submits the read; it is called with s.mu held and the item popped.
+// It reports a poll skipped because the last answer was not taken: the
+// caller wakes that Delegation again (once s.mu is released), since the
+// wake that came with the answer may have found the reconciler busy with
+// another call's result, and nothing else would bring it back.
 // The next read is due one interval after this one was due, so a slow
 // answer does not push every later renewal back. Once sent, the read has
 // one interval to be answered; a renewal waits for room in the order its
 // lease lapses (a lease runs for ttl, three intervals, from the last answer).
-func (s *Scheduler) fire(it *item, now time.Time) {
+func (s *Scheduler) fire(it *item, now time.Time) (untaken bool) {
 	next := it.due.Add(it.f.Interval)
 	if !next.After(now) {
 		next = now.Add(it.f.Interval)
@@ -274,7 +285,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 		// already here. A renewal is still made: the lease needs it.
 		it.due = next
 		heap.Push(&s.heap, it)
-		return
+		return true
 	}
 	c.Within = it.f.Interval
 	if it.f.Read.Lease {
@@ -290,6 +301,7 @@ func (s *Scheduler) fire(it *item, now time.Time) {
 		it.due = minTime(next, now.Add(time.Second))
 		heap.Push(&s.heap, it)
 	}
+	return false
 }
 
 // answered puts the task back on the heap. A read answered after the next

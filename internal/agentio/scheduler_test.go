@@ -177,8 +177,11 @@ func TestNoPollOnTopOfAnUntakenAnswer(t *testing.T) {
 		due := it.due
 		s.mu.Lock()
 		heap.Remove(&s.heap, it.index)
-		s.fire(it, due)
+		untaken := s.fire(it, due)
 		s.mu.Unlock()
+		if untaken == leased {
+			t.Errorf("leased %t: fire reported an untaken answer %t, want %t (the Delegation is woken to take it)", leased, untaken, !leased)
+		}
 		_, made := d.calls[Key{Delegation: key, Kind: KindGet}]
 		if made != leased {
 			t.Errorf("leased %t: read made %t, want %t", leased, made, leased)

@@ -245,6 +245,11 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 		delegation.ChangeReply(st, delegation.ReplyDone)
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, delegation.ReplyAccepted())
+		// A read answered while the reply was on its way may show the task
+		// as it was before it: drop it and read again, after any read still
+		// on its way (its answer may predate the reply too).
+		r.Calls.Take(callKey(s.d, agentio.KindGet))
+		r.Scheduler.ReadNow(client.ObjectKeyFromObject(s.d))
 		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 	}
 	if delegation.ReplyAfterSend(result) {
