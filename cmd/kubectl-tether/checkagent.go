@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -244,26 +243,4 @@ func printCheckReport(w io.Writer, rep *conformance.Report, format string) error
 		counts[conformance.Pass], counts[conformance.Fail], len(rep.Failed(conformance.Must)),
 		counts[conformance.NotAdvertised], counts[conformance.Skipped])
 	return err
-}
-
-// completeAgents completes the first argument with the Agents of the namespace.
-func completeAgents(o *options) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		e, err := o.connect()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		list := &v1alpha1.AgentList{}
-		if err := e.c.List(cmd.Context(), list, client.InNamespace(e.ns)); err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		names := make([]cobra.Completion, 0, len(list.Items))
-		for _, a := range list.Items {
-			names = append(names, a.Name)
-		}
-		return names, cobra.ShellCompDirectiveNoFileComp
-	}
 }

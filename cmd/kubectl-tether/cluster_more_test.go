@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -308,4 +309,30 @@ func TestClusterStructuredReply(t *testing.T) {
 		g.Expect(res.code).To(Equal(exitUsage), "%v: %s", args, res.stderr)
 	}
 	g.Expect(s.get(t, "child").Spec.Replies).To(HaveLen(1))
+}
+
+// Shell completion offers the names of the namespace's Delegations, and of
+// its Agents for check-agent.
+func TestClusterCompletesNames(t *testing.T) {
+	g := NewWithT(t)
+	s := newScene(t)
+	agent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Name: "researcher", Namespace: s.ns},
+		Spec: v1alpha1.AgentSpec{URL: "https://researcher.example.com"}}
+	g.Expect(apiServer.client.Create(context.Background(), agent)).To(Succeed())
+
+	names := func(cmd string, args ...string) []string {
+		// The flags follow the command; the word being completed comes last.
+		res := runPlugin(slices.Concat([]string{"__complete", cmd, "--kubeconfig", apiServer.kubeconfig, "--namespace", s.ns}, args), nil)
+		g.Expect(res.code).To(Equal(0), res.stderr)
+		var out []string
+		for line := range strings.SplitSeq(strings.TrimSpace(res.stdout), "\n") {
+			if !strings.HasPrefix(line, ":") { // cobra's last line is the directive
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	g.Expect(names("describe", "")).To(ConsistOf("root", "child", "grandchild"))
+	g.Expect(names("check-agent", "")).To(ConsistOf("researcher"))
+	g.Expect(names("describe", "root", "")).To(BeEmpty(), "one name only")
 }

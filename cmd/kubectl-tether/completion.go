@@ -8,6 +8,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
@@ -18,6 +21,17 @@ import (
 // comes from cobra; kubectl completes `kubectl tether ...` through the
 // kubectl_complete-tether script shipped next to the binary.
 func completeDelegations(o *options) cobra.CompletionFunc {
+	return completeNames(o, func() client.ObjectList { return &v1alpha1.DelegationList{} })
+}
+
+// completeAgents completes the first argument with the Agents of the namespace.
+func completeAgents(o *options) cobra.CompletionFunc {
+	return completeNames(o, func() client.ObjectList { return &v1alpha1.AgentList{} })
+}
+
+// completeNames completes the first argument with the names of the objects
+// newList lists in the namespace the flags point at.
+func completeNames(o *options, newList func() client.ObjectList) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -26,14 +40,17 @@ func completeDelegations(o *options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		list := &v1alpha1.DelegationList{}
+		list := newList()
 		if err := e.c.List(cmd.Context(), list, client.InNamespace(e.ns)); err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		names := make([]cobra.Completion, 0, len(list.Items))
-		for _, d := range list.Items {
-			names = append(names, d.Name)
-		}
+		var names []cobra.Completion
+		_ = apimeta.EachListItem(list, func(obj runtime.Object) error {
+			if m, ok := obj.(metav1.Object); ok {
+				names = append(names, m.GetName())
+			}
+			return nil
+		})
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
 }
