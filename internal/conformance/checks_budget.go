@@ -59,14 +59,9 @@ func (r *runner) checkBudget(ctx context.Context) {
 func (r *runner) checkBudgetSettle(ctx context.Context, id string, meters map[string]int64) {
 	msgID, ctxID := r.ids("budget")
 	grant := map[string]any{"meters": meters}
-	t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Quick,
-		MessageMetadata: map[string]any{a2a.BudgetExtensionURI: grant}})
-	if err != nil {
-		r.record(id, budgetTitles[id], Must, Fail, "SendMessage with grant %v: %s", meters, describeErr(err))
-		return
-	}
-	if t.Message {
-		r.record(id, budgetTitles[id], Must, Skipped, "answered with a message, no task")
+	t, ok := r.sendTask(ctx, id, budgetTitles[id], Must, Fail, fmt.Sprintf(" with grant %v", meters), a2a.ProbeSend{MessageID: msgID,
+		ContextID: ctxID, Text: r.opts.Texts.Quick, MessageMetadata: map[string]any{a2a.BudgetExtensionURI: grant}})
+	if !ok {
 		return
 	}
 	end, ok := r.waitFor(ctx, r.main, t.ID, r.opts.Within, settled)
@@ -118,13 +113,9 @@ func (r *runner) checkBudgetDeadline(ctx context.Context) {
 		meta = map[string]any{}
 	}
 	meta[a2a.BudgetExtensionURI] = grant
-	t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: meta})
-	if err != nil {
-		r.record(id, budgetTitles[id], Must, Fail, "SendMessage with deadline %s: %s", stamp(deadline), describeErr(err))
-		return
-	}
-	if t.Message {
-		r.record(id, budgetTitles[id], Must, Skipped, "answered with a message, no task")
+	t, ok := r.sendTask(ctx, id, budgetTitles[id], Must, Fail, " with deadline "+stamp(deadline),
+		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: meta})
+	if !ok {
 		return
 	}
 	end, ok := r.waitFor(ctx, r.main, t.ID, deadline.Add(r.opts.Within).Sub(r.opts.Now()), terminal)

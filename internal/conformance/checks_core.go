@@ -52,13 +52,8 @@ var coreTitles = map[string]string{
 func (r *runner) checkInputRequired(ctx context.Context) {
 	id, what := CheckInputRequired, coreTitles[CheckInputRequired]
 	msgID, ctxID := r.ids("ask")
-	t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Ask, MessageMetadata: r.safetyLease()})
-	if err != nil {
-		r.record(id, what, Must, Skipped, "SendMessage: %s", describeErr(err))
-		return
-	}
-	if t.Message {
-		r.record(id, what, Must, Skipped, "answered with a message")
+	t, ok := r.sendTask(ctx, id, what, Must, Skipped, "", a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Ask, MessageMetadata: r.safetyLease()})
+	if !ok {
 		return
 	}
 	got, ok := r.waitFor(ctx, r.main, t.ID, r.opts.Within, settled)
@@ -98,13 +93,8 @@ func (r *runner) checkInputRequired(ctx context.Context) {
 func (r *runner) checkCancelWorking(ctx context.Context) {
 	id, what := CheckCancelWorking, coreTitles[CheckCancelWorking]
 	msgID, ctxID := r.ids("cancel")
-	t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: r.safetyLease()})
-	if err != nil {
-		r.record(id, what, Must, Skipped, "SendMessage: %s", describeErr(err))
-		return
-	}
-	if t.Message {
-		r.record(id, what, Must, Skipped, "answered with a message")
+	t, ok := r.sendTask(ctx, id, what, Must, Skipped, "", a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: r.safetyLease()})
+	if !ok {
 		return
 	}
 	got, _ := r.waitFor(ctx, r.main, t.ID, r.opts.Within/3, notPending)

@@ -148,6 +148,24 @@ func (r *runner) ids(purpose string) (msgID, ctxID string) {
 	return base + "-" + purpose, base + "-ctx"
 }
 
+// sendTask sends req for a check at the main interface and returns the task
+// it started. When there is none, the check is recorded and ok is false: as
+// refused (with what the send asked for) when the agent refused the send,
+// Skipped when it answered with a message.
+func (r *runner) sendTask(ctx context.Context, id, what string, level Level, refused Status, asked string,
+	req a2a.ProbeSend) (t *a2a.ProbeTask, ok bool) {
+	t, err := r.send(ctx, r.main, req)
+	switch {
+	case err != nil:
+		r.record(id, what, level, refused, "SendMessage%s: %s", asked, describeErr(err))
+		return nil, false
+	case t.Message:
+		r.record(id, what, level, Skipped, "answered with a message, no task")
+		return nil, false
+	}
+	return t, true
+}
+
 // send sends a first message and remembers the task it started.
 // Extension data is always announced with its extension.
 func (r *runner) send(ctx context.Context, p a2a.Prober, req a2a.ProbeSend) (*a2a.ProbeTask, error) {
