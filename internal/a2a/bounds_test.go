@@ -212,3 +212,39 @@ func TestListByContextDoesNotStopSilently(t *testing.T) {
 	g.Expect(Classify(err)).To(Equal(OutcomeUnknown))
 	g.Expect(pages).To(Equal(listPageLimit))
 }
+
+// A subscription the agent refuses with a JSON-RPC error answered as a
+// plain JSON document (the JS SDK does so for a task that already ended)
+// is a refusal, not an empty stream the operator would subscribe to again.
+func TestASubscriptionRefusedWithoutAStreamIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID any `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		body, _ := json.MarshalIndent(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+			"error": map[string]any{"code": -32004, "message": "Task t-1 is in a terminal state and cannot be subscribed to"}}, "", "  ")
+		_, _ = w.Write(body) // indented: several lines, as some servers write them
+	}))
+	t.Cleanup(srv.Close)
+	card := cardOf(bindJSONRPC, srv.URL)
+	card.Streaming = true
+	c, err := NewClient(context.Background(), Endpoint{URL: srv.URL}, card)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer c.Close()
+	var events int
+	var streamErr error
+	for _, err := range c.Subscribe(context.Background(), "t-1") {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		events++
+	}
+	g.Expect(events).To(BeZero())
+	g.Expect(streamErr).To(HaveOccurred(), "the refusal reaches the caller")
+	g.Expect(IsRefused(streamErr)).To(BeTrue(), "%v", streamErr)
+	g.Expect(streamErr.(*Error).Reason).To(Equal(ReasonUnsupported))
+}

@@ -6,7 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package a2a
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -139,6 +141,9 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Header = resp.Header.Clone()
 		resp.Header.Del("Content-Length")
 	}
+	if isUnstreamedError(req, resp) {
+		resp.Body = sseOfJSON(resp.Body)
+	}
 	// Error bodies in RFC 9457 form (a2a-go's 0.3 REST server writes them)
 	// are JSON, but a2a-go's REST client only decodes application/json and
 	// would turn a precise A2A error into a bare server error.
@@ -224,3 +229,34 @@ func (p *originPolicy) checkRedirect(req *http.Request, via []*http.Request) err
 	}
 	return nil
 }
+
+// isUnstreamedError reports a stream request answered with one JSON
+// document instead of an event stream: the JS SDK refuses a subscription
+// (a task that already ended: UnsupportedOperation) that way. a2a-go reads
+// only "data:" lines, so it would see an empty stream, not the refusal.
+func isUnstreamedError(req *http.Request, resp *http.Response) bool {
+	return resp.StatusCode == http.StatusOK && strings.Contains(req.Header.Get("Accept"), "text/event-stream") &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
+}
+
+// sseOfJSON turns a JSON document into a stream of one event carrying it,
+// so a2a-go decodes the JSON-RPC error it holds. What is not JSON is passed
+// on as it was (and reads as an empty stream, as before).
+func sseOfJSON(body io.ReadCloser) io.ReadCloser {
+	data, err := io.ReadAll(body) // bounded: body is a boundedBody
+	_ = body.Close()
+	if err != nil { // past the size bound: the stream fails with that
+		return io.NopCloser(io.MultiReader(bytes.NewReader(data), failingReader{err}))
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, data) != nil {
+		return io.NopCloser(bytes.NewReader(data))
+	}
+	return io.NopCloser(io.MultiReader(strings.NewReader("data: "), &compact, strings.NewReader("\n\n")))
+}
+
+// failingReader fails every read with err.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
+
