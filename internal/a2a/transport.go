@@ -259,4 +259,3 @@ func sseOfJSON(body io.ReadCloser) io.ReadCloser {
 type failingReader struct{ err error }
 
 func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
-
