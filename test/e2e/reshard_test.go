@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -27,9 +29,23 @@ import (
 
 const (
 	reshardNamespaces = 6
-	reshardTasksPerNS = 10
 	reshardLeaseTTL   = 30 * time.Second
 )
+
+// reshardTasksPerNS is how many leased tasks each namespace holds before
+// the roll: 10 in make test; E2E_RESHARD_IN_FLIGHT (a total, spread over
+// the namespaces) runs the same test at a larger size, such as 1000.
+func reshardTasksPerNS(t *testing.T) int {
+	s := os.Getenv("E2E_RESHARD_IN_FLIGHT")
+	if s == "" {
+		return 10
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < reshardNamespaces {
+		t.Fatalf("E2E_RESHARD_IN_FLIGHT=%q: want a number of tasks, at least %d", s, reshardNamespaces)
+	}
+	return n / reshardNamespaces
+}
 
 // Two shards of two replicas, resharded to three by a rolling update
 // (helm upgrade --set shards=3, then each Deployment's pods replaced one
@@ -89,7 +105,7 @@ func TestReshardByRollingUpdate(t *testing.T) {
 			}
 		}
 	}
-	create("before", reshardTasksPerNS)
+	create("before", reshardTasksPerNS(t))
 	taskIDs := waitTasksRunning(g, tasks)
 
 	// Watch the shard Leases through the roll: a Lease held by a shard of
