@@ -59,7 +59,7 @@ func (r *runner) checkBudget(ctx context.Context) {
 func (r *runner) checkBudgetSettle(ctx context.Context, id string, meters map[string]int64) {
 	msgID, ctxID := r.ids("budget")
 	grant := map[string]any{"meters": meters}
-	t, ok := r.sendTask(ctx, id, budgetTitles[id], Must, Fail, fmt.Sprintf(" with grant %v", meters), a2a.ProbeSend{MessageID: msgID,
+	t, ok := r.sendTask(ctx, id, budgetTitles[id], Fail, fmt.Sprintf(" with grant %v", meters), a2a.ProbeSend{MessageID: msgID,
 		ContextID: ctxID, Text: r.opts.Texts.Quick, MessageMetadata: map[string]any{a2a.BudgetExtensionURI: grant}})
 	if !ok {
 		return
@@ -113,7 +113,7 @@ func (r *runner) checkBudgetDeadline(ctx context.Context) {
 		meta = map[string]any{}
 	}
 	meta[a2a.BudgetExtensionURI] = grant
-	t, ok := r.sendTask(ctx, id, budgetTitles[id], Must, Fail, " with deadline "+stamp(deadline),
+	t, ok := r.sendTask(ctx, id, budgetTitles[id], Fail, " with deadline "+stamp(deadline),
 		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: meta})
 	if !ok {
 		return

@@ -52,7 +52,8 @@ var coreTitles = map[string]string{
 func (r *runner) checkInputRequired(ctx context.Context) {
 	id, what := CheckInputRequired, coreTitles[CheckInputRequired]
 	msgID, ctxID := r.ids("ask")
-	t, ok := r.sendTask(ctx, id, what, Must, Skipped, "", a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Ask, MessageMetadata: r.safetyLease()})
+	t, ok := r.sendTask(ctx, id, what, Skipped, "",
+		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Ask, MessageMetadata: r.safetyLease()})
 	if !ok {
 		return
 	}
@@ -93,7 +94,8 @@ func (r *runner) checkInputRequired(ctx context.Context) {
 func (r *runner) checkCancelWorking(ctx context.Context) {
 	id, what := CheckCancelWorking, coreTitles[CheckCancelWorking]
 	msgID, ctxID := r.ids("cancel")
-	t, ok := r.sendTask(ctx, id, what, Must, Skipped, "", a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: r.safetyLease()})
+	t, ok := r.sendTask(ctx, id, what, Skipped, "",
+		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: r.safetyLease()})
 	if !ok {
 		return
 	}

@@ -148,19 +148,19 @@ func (r *runner) ids(purpose string) (msgID, ctxID string) {
 	return base + "-" + purpose, base + "-ctx"
 }
 
-// sendTask sends req for a check at the main interface and returns the task
+// sendTask sends req for a MUST check at the main interface and returns the task
 // it started. When there is none, the check is recorded and ok is false: as
 // refused (with what the send asked for) when the agent refused the send,
 // Skipped when it answered with a message.
-func (r *runner) sendTask(ctx context.Context, id, what string, level Level, refused Status, asked string,
+func (r *runner) sendTask(ctx context.Context, id, what string, refused Status, asked string,
 	req a2a.ProbeSend) (t *a2a.ProbeTask, ok bool) {
 	t, err := r.send(ctx, r.main, req)
 	switch {
 	case err != nil:
-		r.record(id, what, level, refused, "SendMessage%s: %s", asked, describeErr(err))
+		r.record(id, what, Must, refused, "SendMessage%s: %s", asked, describeErr(err))
 		return nil, false
 	case t.Message:
-		r.record(id, what, level, Skipped, "answered with a message, no task")
+		r.record(id, what, Must, Skipped, "answered with a message, no task")
 		return nil, false
 	}
 	return t, true
