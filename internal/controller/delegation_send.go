@@ -246,10 +246,12 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, delegation.ReplyAccepted())
 		// A read answered while the reply was on its way may show the task
-		// as it was before it: drop it and read again, after any read still
-		// on its way (its answer may predate the reply too).
+		// as it was before it: drop it and read again. The Dispatcher makes
+		// this read after any read still on its way (whose answer may
+		// predate the reply too), and hands its answer on even when it
+		// looks like what was applied before the reply.
 		r.Calls.Take(callKey(s.d, agentio.KindGet))
-		r.Scheduler.ReadNow(client.ObjectKeyFromObject(s.d))
+		r.dispatchGet(s)
 		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 	}
 	if delegation.ReplyAfterSend(result) {
