@@ -234,7 +234,7 @@ func run(f flags) error {
 	recorder := mgr.GetEventRecorder("tether")
 	// One set of per-Agent pools for every call: card reads included.
 	calls := agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout)
-	calls.SetMemoryBudget(f.maxAnswerBytes, f.maxResponseBytes)
+	calls.SetMemoryLimit(f.maxAnswerBytes, f.maxResponseBytes)
 	calls.CardReadsPerNamespace = f.cardReadsPerNamespace
 	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: recorder,
 		MaxConcurrentReconciles: f.agentConcurrency, MaxCallTimeout: f.maxCallTimeout}

@@ -71,7 +71,7 @@ func TestOverlongIDsAreInvalidAnswers(t *testing.T) {
 				var e *Error
 				g.Expect(errors.As(err, &e)).To(BeTrue(), "%v", err)
 				g.Expect(e.Reason).To(Equal(ReasonInvalidAgentResponse))
-				g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "the agent may hold a task it cannot name")
+				g.Expect(Classify(err)).To(Equal(ClassUnknown), "the agent may hold a task it cannot name")
 				g.Expect(len(err.Error())).To(BeNumerically("<", 2048))
 			}
 			if name == "task id" {
@@ -143,7 +143,7 @@ func TestHugeStatusLineIsABoundedError(t *testing.T) {
 			_, err = c.Get(context.Background(), "t-1", false)
 			g.Expect(err).To(HaveOccurred())
 			g.Expect(len(err.Error())).To(BeNumerically("<=", MaxErrorTextBytes+256), "%.300s", err.Error())
-			g.Expect(Classify(err)).To(Equal(OutcomeUnknown))
+			g.Expect(Classify(err)).To(Equal(ClassUnknown))
 		})
 	}
 }
@@ -209,7 +209,7 @@ func TestListByContextDoesNotStopSilently(t *testing.T) {
 	tasks, err := c.ListByContext(context.Background(), "ctx")
 	g.Expect(errors.Is(err, ErrTooManyTasks)).To(BeTrue(), "%v", err)
 	g.Expect(tasks).To(BeNil(), "never a partial list")
-	g.Expect(Classify(err)).To(Equal(OutcomeUnknown))
+	g.Expect(Classify(err)).To(Equal(ClassUnknown))
 	g.Expect(pages).To(Equal(listPageLimit))
 }
 

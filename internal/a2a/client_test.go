@@ -518,7 +518,7 @@ func TestErrorsFromBrokenEndpoints(t *testing.T) {
 			// Nothing listens: the dial failed, nothing was sent.
 			err := send(closedURL(t))
 			g.Expect(IsTransport(err)).To(BeTrue(), err.Error())
-			g.Expect(Classify(err)).To(Equal(OutcomeNotMade), err.Error())
+			g.Expect(Classify(err)).To(Equal(ClassNotMade), err.Error())
 			g.Expect(NeverSent(err)).To(BeTrue(), err.Error())
 			g.Expect(FailureClassOf(err)).To(Equal(FailureClassUnreachable))
 

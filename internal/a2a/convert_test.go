@@ -152,36 +152,36 @@ func TestClassifyAndFailureClass(t *testing.T) {
 		code    int
 		reason  string
 		class   string
-		outcome Outcome
+		outcome Class
 	}{
-		{a2a.NewError(a2a.ErrInvalidParams, "ttl"), 200, KindRefused, -32602, ReasonInvalidParams, FailureClassInvalidRequest, OutcomeRefused},
-		{a2a.ErrUnsupportedContentType, 200, KindRefused, -32005, ReasonContentTypeNotSupported, FailureClassInvalidRequest, OutcomeRefused},
-		{a2a.ErrUnauthenticated, 200, KindRefused, -31401, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
-		{a2a.NewError(a2a.ErrUnauthorized, "no"), 403, KindRefused, -31403, ReasonPermissionDenied, FailureClassPolicyRefusal, OutcomeRefused},
-		{a2a.ErrTaskNotFound, 404, KindRefused, -32001, ReasonTaskNotFound, FailureClassRejected, OutcomeRefused},
-		{a2a.ErrServerError, 401, KindRefused, 401, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
-		{errors.New("unexpected HTTP status: 400"), 400, KindRefused, 400, ReasonHTTPError, FailureClassInvalidRequest, OutcomeRefused},
-		{errors.New("unexpected HTTP status: 404"), 404, KindRefused, 404, ReasonNotFound, FailureClassRejected, OutcomeRefused},
-		{errors.New("unexpected HTTP status: 407"), 407, KindRefused, 407, ReasonUnauthenticated, FailureClassPolicyRefusal, OutcomeRefused},
+		{a2a.NewError(a2a.ErrInvalidParams, "ttl"), 200, KindRefused, -32602, ReasonInvalidParams, FailureClassInvalidRequest, ClassRefused},
+		{a2a.ErrUnsupportedContentType, 200, KindRefused, -32005, ReasonContentTypeNotSupported, FailureClassInvalidRequest, ClassRefused},
+		{a2a.ErrUnauthenticated, 200, KindRefused, -31401, ReasonUnauthenticated, FailureClassPolicyRefusal, ClassRefused},
+		{a2a.NewError(a2a.ErrUnauthorized, "no"), 403, KindRefused, -31403, ReasonPermissionDenied, FailureClassPolicyRefusal, ClassRefused},
+		{a2a.ErrTaskNotFound, 404, KindRefused, -32001, ReasonTaskNotFound, FailureClassRejected, ClassRefused},
+		{a2a.ErrServerError, 401, KindRefused, 401, ReasonUnauthenticated, FailureClassPolicyRefusal, ClassRefused},
+		{errors.New("unexpected HTTP status: 400"), 400, KindRefused, 400, ReasonHTTPError, FailureClassInvalidRequest, ClassRefused},
+		{errors.New("unexpected HTTP status: 404"), 404, KindRefused, 404, ReasonNotFound, FailureClassRejected, ClassRefused},
+		{errors.New("unexpected HTTP status: 407"), 407, KindRefused, 407, ReasonUnauthenticated, FailureClassPolicyRefusal, ClassRefused},
 		// The agent's own "something broke" does not say whether work began.
-		{a2a.ErrInternalError, 200, KindRefused, -32603, ReasonInternalError, FailureClassUnreachable, OutcomeUnknown},
-		{a2a.ErrServerError, 200, KindRefused, -32000, ReasonServerError, FailureClassUnreachable, OutcomeUnknown},
-		{a2a.ErrInvalidAgentResponse, 200, KindRefused, -32006, ReasonInvalidAgentResponse, FailureClassUnreachable, OutcomeUnknown},
+		{a2a.ErrInternalError, 200, KindRefused, -32603, ReasonInternalError, FailureClassUnreachable, ClassUnknown},
+		{a2a.ErrServerError, 200, KindRefused, -32000, ReasonServerError, FailureClassUnreachable, ClassUnknown},
+		{a2a.ErrInvalidAgentResponse, 200, KindRefused, -32006, ReasonInvalidAgentResponse, FailureClassUnreachable, ClassUnknown},
 		// Gateways and rate limits may answer after the agent started.
-		{errors.New("unexpected HTTP status: 500"), 500, KindRefused, 500, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("unexpected HTTP status: 502"), 502, KindRefused, 502, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{a2a.ErrServerError, 503, KindRefused, 503, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("unexpected HTTP status: 504"), 504, KindRefused, 504, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("unexpected HTTP status: 429"), 429, KindRefused, 429, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("unexpected HTTP status: 408"), 408, KindRefused, 408, ReasonHTTPError, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("failed to decode"), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
-		{errors.New("connection refused"), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("send: %w", dialErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeNotMade},
-		{fmt.Errorf("send: %w", readErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("send: %w", io.ErrUnexpectedEOF), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("x: %w", context.DeadlineExceeded), 0, KindTransport, 0, ReasonTimeout, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("x: %w", context.Canceled), 0, KindTransport, 0, ReasonCanceled, FailureClassUnreachable, OutcomeUnknown},
-		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable, OutcomeNotMade},
+		{errors.New("unexpected HTTP status: 500"), 500, KindRefused, 500, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{errors.New("unexpected HTTP status: 502"), 502, KindRefused, 502, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{a2a.ErrServerError, 503, KindRefused, 503, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{errors.New("unexpected HTTP status: 504"), 504, KindRefused, 504, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{errors.New("unexpected HTTP status: 429"), 429, KindRefused, 429, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{errors.New("unexpected HTTP status: 408"), 408, KindRefused, 408, ReasonHTTPError, FailureClassUnreachable, ClassUnknown},
+		{errors.New("failed to decode"), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, ClassUnknown},
+		{errors.New("connection refused"), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, ClassUnknown},
+		{fmt.Errorf("send: %w", dialErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, ClassNotMade},
+		{fmt.Errorf("send: %w", readErr), 0, KindTransport, 0, ReasonUnreachable, FailureClassUnreachable, ClassUnknown},
+		{fmt.Errorf("send: %w", io.ErrUnexpectedEOF), 200, KindTransport, 0, ReasonInvalidResponse, FailureClassUnreachable, ClassUnknown},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), 0, KindTransport, 0, ReasonTimeout, FailureClassUnreachable, ClassUnknown},
+		{fmt.Errorf("x: %w", context.Canceled), 0, KindTransport, 0, ReasonCanceled, FailureClassUnreachable, ClassUnknown},
+		{fmt.Errorf("x: %w", ErrEgressDenied), 0, KindTransport, 0, ReasonEgressDenied, FailureClassUnreachable, ClassNotMade},
 	} {
 		err := classify("Op", tc.err, tc.status, false)
 		var e *Error
@@ -191,7 +191,7 @@ func TestClassifyAndFailureClass(t *testing.T) {
 		g.Expect(e.Reason).To(Equal(tc.reason), tc.err.Error())
 		g.Expect(FailureClassOf(err)).To(Equal(tc.class), tc.err.Error())
 		g.Expect(Classify(err)).To(Equal(tc.outcome), tc.err.Error())
-		g.Expect(IsRefused(err)).To(Equal(tc.outcome == OutcomeRefused && tc.kind == KindRefused), tc.err.Error())
+		g.Expect(IsRefused(err)).To(Equal(tc.outcome == ClassRefused && tc.kind == KindRefused), tc.err.Error())
 	}
 	g.Expect(FailureClassOf(nil)).To(BeEmpty())
 	g.Expect(FailureClassOf(errors.New("other"))).To(Equal(FailureClassUnreachable))

@@ -145,13 +145,13 @@ func (e *Error) Is(target error) bool {
 }
 
 // IsRefused reports whether an answer (or a local check) refused the call:
-// its Kind is KindRefused and its outcome OutcomeRefused, so nothing
+// its Kind is KindRefused and its class ClassRefused, so nothing
 // started. An error answer that does not prove it (HTTP 5xx, 429, an
 // agent's InternalError) is not a refusal. Failures that never reached the
 // agent (dial errors, egress denial) are not refusals either, though their
 // outcome is Refused: they may succeed later (see Classify and NeverSent).
 func IsRefused(err error) bool {
-	return kindOf(err) == KindRefused && Classify(err) == OutcomeRefused
+	return kindOf(err) == KindRefused && Classify(err) == ClassRefused
 }
 
 // IsTransport reports whether the call got no usable answer.
@@ -180,7 +180,7 @@ func FailureClassOf(err error) string {
 		return ""
 	}
 	var e *Error
-	if !errors.As(err, &e) || Classify(err) != OutcomeRefused || e.Kind != KindRefused {
+	if !errors.As(err, &e) || Classify(err) != ClassRefused || e.Kind != KindRefused {
 		return FailureClassUnreachable
 	}
 	switch e.Reason {

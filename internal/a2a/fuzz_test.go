@@ -145,7 +145,7 @@ func FuzzTaskDecoding(f *testing.F) {
 				t.Fatalf("error text of %d bytes", len(err.Error()))
 			}
 			switch Classify(err) {
-			case OutcomeRefused, OutcomeUnknown, OutcomeNotMade:
+			case ClassRefused, ClassUnknown, ClassNotMade:
 			default:
 				t.Fatalf("an error classified %q", Classify(err))
 			}
@@ -215,17 +215,17 @@ func FuzzClassify(f *testing.F) {
 		}
 		outcome := Classify(got)
 		switch {
-		case outcome != OutcomeRefused && outcome != OutcomeUnknown && outcome != OutcomeNotMade:
+		case outcome != ClassRefused && outcome != ClassUnknown && outcome != ClassNotMade:
 			t.Fatalf("an error classified %q", outcome)
-		case NeverSent(got) && outcome != OutcomeRefused && outcome != OutcomeNotMade:
+		case NeverSent(got) && outcome != ClassRefused && outcome != ClassNotMade:
 			t.Fatalf("never sent, yet %s: %v", outcome, got)
-		case outcome == OutcomeNotMade && !NeverSent(got):
+		case outcome == ClassNotMade && !NeverSent(got):
 			t.Fatalf("not made, yet it may have left: %v", got)
-		case IsRefused(got) && outcome != OutcomeRefused:
+		case IsRefused(got) && outcome != ClassRefused:
 			t.Fatalf("IsRefused but %s: %v", outcome, got)
-		case FailureClassOf(got) != FailureClassUnreachable && outcome != OutcomeRefused && outcome != OutcomeNotMade:
+		case FailureClassOf(got) != FailureClassUnreachable && outcome != ClassRefused && outcome != ClassNotMade:
 			t.Fatalf("failure class %s for an outcome %s: %v", FailureClassOf(got), outcome, got)
-		case status >= 500 && status <= 599 && outcome == OutcomeRefused && !NeverSent(got):
+		case status >= 500 && status <= 599 && outcome == ClassRefused && !NeverSent(got):
 			if e, ok := errors.AsType[*Error](got); ok && e.Code > 0 {
 				t.Fatalf("HTTP %d refused: %v", status, got)
 			}

@@ -152,23 +152,23 @@ func TestGRPCStatusCodes(t *testing.T) {
 		reason      string
 		class       string
 		unsupported bool
-		outcome     Outcome
+		outcome     Class
 	}{
-		"Unavailable":                  {err: status.Error(codes.Unavailable, "down"), kind: KindTransport, reason: ReasonUnreachable, class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"DeadlineExceeded":             {err: status.Error(codes.DeadlineExceeded, "slow"), kind: KindTransport, reason: ReasonTimeout, class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"ResourceExhausted (quota)":    {err: status.Error(codes.ResourceExhausted, "quota"), kind: KindRefused, reason: "ResourceExhausted", class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"NotFound":                     {err: status.Error(codes.NotFound, "no task"), kind: KindRefused, reason: ReasonTaskNotFound, class: FailureClassRejected, outcome: OutcomeRefused},
-		"InvalidArgument":              {err: status.Error(codes.InvalidArgument, "bad"), kind: KindRefused, reason: ReasonInvalidParams, class: FailureClassInvalidRequest, outcome: OutcomeRefused},
-		"Unauthenticated":              {err: status.Error(codes.Unauthenticated, "who"), kind: KindRefused, reason: ReasonUnauthenticated, class: FailureClassPolicyRefusal, outcome: OutcomeRefused},
-		"PermissionDenied":             {err: status.Error(codes.PermissionDenied, "no"), kind: KindRefused, reason: ReasonPermissionDenied, class: FailureClassPolicyRefusal, outcome: OutcomeRefused},
-		"Unimplemented":                {err: status.Error(codes.Unimplemented, "?"), kind: KindRefused, reason: ReasonMethodNotFound, class: FailureClassRejected, unsupported: true, outcome: OutcomeRefused},
-		"FailedPrecondition":           {err: status.Error(codes.FailedPrecondition, "state"), kind: KindRefused, reason: "FailedPrecondition", class: FailureClassRejected, outcome: OutcomeRefused},
-		"Internal":                     {err: status.Error(codes.Internal, "oops"), kind: KindRefused, reason: ReasonInternalError, class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"Aborted":                      {err: status.Error(codes.Aborted, "retry"), kind: KindRefused, reason: "Aborted", class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"Unknown":                      {err: status.Error(codes.Unknown, "?"), kind: KindRefused, reason: "Unknown", class: FailureClassUnreachable, outcome: OutcomeUnknown},
-		"A2A UnsupportedOperation":     {err: a2aStatus(codes.FailedPrecondition, a2a.ErrUnsupportedOperation), kind: KindRefused, reason: ReasonUnsupported, class: FailureClassRejected, unsupported: true, outcome: OutcomeRefused},
-		"A2A ContentTypeNotSupported":  {err: a2aStatus(codes.InvalidArgument, a2a.ErrUnsupportedContentType), kind: KindRefused, reason: ReasonContentTypeNotSupported, class: FailureClassInvalidRequest, outcome: OutcomeRefused},
-		"A2A ExtensionSupportRequired": {err: a2aStatus(codes.FailedPrecondition, a2a.ErrExtensionSupportRequired), kind: KindRefused, reason: ReasonExtensionSupportRequired, class: FailureClassRejected, outcome: OutcomeRefused},
+		"Unavailable":                  {err: status.Error(codes.Unavailable, "down"), kind: KindTransport, reason: ReasonUnreachable, class: FailureClassUnreachable, outcome: ClassUnknown},
+		"DeadlineExceeded":             {err: status.Error(codes.DeadlineExceeded, "slow"), kind: KindTransport, reason: ReasonTimeout, class: FailureClassUnreachable, outcome: ClassUnknown},
+		"ResourceExhausted (quota)":    {err: status.Error(codes.ResourceExhausted, "quota"), kind: KindRefused, reason: "ResourceExhausted", class: FailureClassUnreachable, outcome: ClassUnknown},
+		"NotFound":                     {err: status.Error(codes.NotFound, "no task"), kind: KindRefused, reason: ReasonTaskNotFound, class: FailureClassRejected, outcome: ClassRefused},
+		"InvalidArgument":              {err: status.Error(codes.InvalidArgument, "bad"), kind: KindRefused, reason: ReasonInvalidParams, class: FailureClassInvalidRequest, outcome: ClassRefused},
+		"Unauthenticated":              {err: status.Error(codes.Unauthenticated, "who"), kind: KindRefused, reason: ReasonUnauthenticated, class: FailureClassPolicyRefusal, outcome: ClassRefused},
+		"PermissionDenied":             {err: status.Error(codes.PermissionDenied, "no"), kind: KindRefused, reason: ReasonPermissionDenied, class: FailureClassPolicyRefusal, outcome: ClassRefused},
+		"Unimplemented":                {err: status.Error(codes.Unimplemented, "?"), kind: KindRefused, reason: ReasonMethodNotFound, class: FailureClassRejected, unsupported: true, outcome: ClassRefused},
+		"FailedPrecondition":           {err: status.Error(codes.FailedPrecondition, "state"), kind: KindRefused, reason: "FailedPrecondition", class: FailureClassRejected, outcome: ClassRefused},
+		"Internal":                     {err: status.Error(codes.Internal, "oops"), kind: KindRefused, reason: ReasonInternalError, class: FailureClassUnreachable, outcome: ClassUnknown},
+		"Aborted":                      {err: status.Error(codes.Aborted, "retry"), kind: KindRefused, reason: "Aborted", class: FailureClassUnreachable, outcome: ClassUnknown},
+		"Unknown":                      {err: status.Error(codes.Unknown, "?"), kind: KindRefused, reason: "Unknown", class: FailureClassUnreachable, outcome: ClassUnknown},
+		"A2A UnsupportedOperation":     {err: a2aStatus(codes.FailedPrecondition, a2a.ErrUnsupportedOperation), kind: KindRefused, reason: ReasonUnsupported, class: FailureClassRejected, unsupported: true, outcome: ClassRefused},
+		"A2A ContentTypeNotSupported":  {err: a2aStatus(codes.InvalidArgument, a2a.ErrUnsupportedContentType), kind: KindRefused, reason: ReasonContentTypeNotSupported, class: FailureClassInvalidRequest, outcome: ClassRefused},
+		"A2A ExtensionSupportRequired": {err: a2aStatus(codes.FailedPrecondition, a2a.ErrExtensionSupportRequired), kind: KindRefused, reason: ReasonExtensionSupportRequired, class: FailureClassRejected, outcome: ClassRefused},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

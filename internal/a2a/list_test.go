@@ -61,7 +61,7 @@ func TestProbeListing(t *testing.T) {
 			_, err = c.ListByContext(context.Background(), "ctx")
 			g.Expect(errors.Is(err, ErrCannotList)).To(BeTrue(), "%v", err)
 			g.Expect(errors.Is(err, ErrUnsupported)).To(BeTrue(), "%v", err)
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused))
+			g.Expect(Classify(err)).To(Equal(ClassRefused))
 		})
 	}
 	for _, b := range allBindings {

@@ -76,7 +76,7 @@ func TestCardPointingAtAnotherOriginGetsNoHeaders(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.(*Error).Reason).To(Equal(ReasonOriginNotAllowed))
 	g.Expect(b.requests()).To(BeEmpty(), "B received nothing")
-	g.Expect(Classify(err)).To(Equal(OutcomeRefused), "nothing left the operator")
+	g.Expect(Classify(err)).To(Equal(ClassRefused), "nothing left the operator")
 	g.Expect(NeverSent(&Error{Kind: KindRefused, Op: opSend, Reason: ReasonOriginNotAllowed, Err: ErrOriginNotAllowed})).To(BeTrue())
 
 	// Listing B's origin trusts it: the card is accepted and B gets the header.

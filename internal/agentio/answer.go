@@ -17,7 +17,7 @@ type Answer struct {
 	// Class is the one classification of the call (a2a.Classify of Err):
 	// Accepted, Refused (nothing started), Unknown (it may have), NotMade
 	// (nothing left the operator).
-	Class a2a.Outcome
+	Class a2a.Class
 	// Err is the call's error, nil when Accepted.
 	Err error
 	// Task is the task the agent answered with (send, adopt, read, cancel)
@@ -67,9 +67,9 @@ func answer(t *a2a.Task, err error) Answer { return Answer{Task: t, Err: err} }
 // classification: ok, refused, or transport (no answer proving anything).
 func metricOutcome(err error) string {
 	switch a2a.Classify(err) {
-	case a2a.OutcomeAccepted:
+	case a2a.ClassAccepted:
 		return "ok"
-	case a2a.OutcomeRefused:
+	case a2a.ClassRefused:
 		return "refused"
 	}
 	return "transport"

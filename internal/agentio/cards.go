@@ -106,7 +106,7 @@ func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {
 }
 
 // A fair share of card reads across namespaces. Each card read holds a
-// place under the operator-wide bound on calls in flight (budget.go), one
+// place under the operator-wide bound on calls in flight (memory.go), one
 // that may be among those kept for renewals and cancels, for as long as the
 // agent takes to answer: a namespace with many Agents whose card servers
 // accept connections and never answer would otherwise hold every place,

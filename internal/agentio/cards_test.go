@@ -22,7 +22,7 @@ import (
 func TestCardReadsShareTheCallsInFlightAcrossNamespaces(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Minute)
-	d.SetMemoryBudget(8, 1)
+	d.SetMemoryLimit(8, 1)
 	g.Expect(d.cardShare()).To(Equal(2))
 	hung := make(chan struct{})
 	defer close(hung)

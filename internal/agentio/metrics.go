@@ -140,7 +140,9 @@ func (c Call) op() string {
 		return "read"
 	case c.lookUp:
 		return "look-up"
-	case c.Kind == KindSend && !c.sends:
+	case c.Kind == KindStart && c.sends:
+		return "send"
+	case c.Kind == KindStart:
 		return "adopt"
 	}
 	return string(c.Kind)

@@ -82,7 +82,7 @@ func CanList(agent *v1alpha1.Agent) bool {
 // Send sends the first message. Its answer wakes the Delegation ahead of
 // other work: until it is applied, the task is neither followed nor renewed.
 func (d *Dispatcher) Send(key types.NamespacedName, t Target, req SendRequest) bool {
-	c := d.newCall(key, KindSend, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
+	c := d.newCall(key, KindStart, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
 		return answer(c.Send(ctx, req))
 	})
 	c.sends = true
@@ -93,7 +93,7 @@ func (d *Dispatcher) Send(key types.NamespacedName, t Target, req SendRequest) b
 // it never sends. It takes the send's place: one of the two is on its way.
 func (d *Dispatcher) LookUp(key types.NamespacedName, t Target, q LookUpRequest) bool {
 	canList := CanList(t.Agent)
-	c := d.newCall(key, KindSend, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
+	c := d.newCall(key, KindStart, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
 		found, lu := lookUp(ctx, c, canList, q)
 		a := Answer{LookUp: &lu}
 		if found != nil {
@@ -122,7 +122,7 @@ func (d *Dispatcher) LookUp(key types.NamespacedName, t Target, q LookUpRequest)
 // Adopt reads spec.taskID back to follow it, with the evidence of who sent
 // it (withSenderEvidence) for the adoption check.
 func (d *Dispatcher) Adopt(key types.NamespacedName, t Target, taskID string, lease bool) bool {
-	return d.Submit(d.newCall(key, KindSend, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
+	return d.Submit(d.newCall(key, KindStart, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
 		task, err := c.Get(ctx, taskID, lease)
 		if err == nil {
 			task = withSenderEvidence(ctx, c, task)
@@ -174,7 +174,7 @@ func (d *Dispatcher) Reply(key types.NamespacedName, t Target, req SendRequest) 
 // dropped. The client survives the Agent's Secrets (CancelClient), so a
 // cancel carries the credentials the task was sent with.
 func (d *Dispatcher) Cancel(key types.NamespacedName, t Target, q CancelRequest) bool {
-	d.Drop(Key{Delegation: key, Kind: KindSend})
+	d.Drop(Key{Delegation: key, Kind: KindStart})
 	canList := CanList(t.Agent)
 	return d.Submit(d.newCall(key, KindCancel, t, false, true, func(ctx context.Context, c a2a.Client) Answer {
 		var a Answer
@@ -261,7 +261,7 @@ func cannotList(err error) bool {
 		return false
 	}
 	return errors.Is(err, a2a.ErrUnsupported) || errors.Is(err, a2a.ErrCannotList) || errors.Is(err, a2a.ErrTooManyTasks) ||
-		a2a.Classify(err) == a2a.OutcomeRefused
+		a2a.Classify(err) == a2a.ClassRefused
 }
 
 // newCall builds a call for one operation: the Agent's pool settings, and a

@@ -29,9 +29,9 @@ import (
 type Kind string
 
 const (
-	// KindSend sends the first message, looks an earlier send up, or
-	// adopts spec.taskID: one of them at a time.
-	KindSend Kind = "send"
+	// KindStart starts following a task: it sends the first message, looks
+	// an earlier send up, or adopts spec.taskID, one of them at a time.
+	KindStart Kind = "start"
 	// KindGet reads the task back; with a lease it renews it.
 	KindGet Kind = "get"
 	// KindCancel sends CancelTask.
@@ -96,7 +96,7 @@ type Call struct {
 	// done, when set, receives the answer instead of the answer store.
 	done func(Answer)
 	// poll: a read of the scheduler for a task without a lease (it waits
-	// behind renewals when reads are limited, see readbudget.go).
+	// behind renewals when reads are limited, see readlimit.go).
 	poll bool
 	// sends: the call sends a Delegation's first message (its leaving is
 	// recorded); lookUp: it looks such a send's task up.
@@ -152,7 +152,7 @@ type Dispatcher struct {
 	// of the same key ran; it is made as soon as that one ends.
 	after map[Key]Call
 	// inFlight bounds the calls running at once across all Agents (see
-	// budget.go); nil: no bound. ordinary bounds the calls that may not
+	// memory.go); nil: no bound. ordinary bounds the calls that may not
 	// take the places kept for renewals, cancels and card reads.
 	inFlight, ordinary chan struct{}
 	// readLimits keeps the read limit an idle pool had learnt, by Agent.
@@ -176,7 +176,7 @@ type pool struct {
 	size    int
 	running int
 	queues  [priorities][]*pending
-	// reads runs now; readLimit is how many may (readbudget.go).
+	// reads runs now; readLimit is how many may (readlimit.go).
 	reads     int
 	readLimit float64
 	// fastest is the quickest answered read; backedOff is when the read

@@ -40,15 +40,15 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 				return named(name)
 			}}
 	}
-	g.Expect(d.Submit(call("busy", KindSend, true))).To(BeTrue())
+	g.Expect(d.Submit(call("busy", KindStart, true))).To(BeTrue())
 	g.Eventually(func() bool {
-		return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindSend}).Running
+		return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindStart}).Running
 	}).Should(BeTrue())
-	g.Expect(d.Submit(call("s1", KindSend, false))).To(BeTrue())
-	g.Expect(d.Submit(call("s2", KindSend, false))).To(BeTrue())
+	g.Expect(d.Submit(call("s1", KindStart, false))).To(BeTrue())
+	g.Expect(d.Submit(call("s2", KindStart, false))).To(BeTrue())
 	g.Expect(d.Submit(call("leased", KindGet, false))).To(BeTrue())
 	g.Expect(d.Submit(call("stop", KindCancel, false))).To(BeTrue())
-	g.Expect(d.Submit(call("s1", KindSend, false))).To(BeFalse(), "one call of a kind per Delegation")
+	g.Expect(d.Submit(call("s1", KindStart, false))).To(BeFalse(), "one call of a kind per Delegation")
 
 	renewal := Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "leased"}, Kind: KindGet}
 	g.Consistently(func() bool { return d.State(renewal).Running }, 200*time.Millisecond).Should(BeFalse(),
@@ -68,7 +68,7 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 	res, ok := d.Take(renewal)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(res.Task.ID).To(Equal("leased"))
-	g.Expect(res.Class).To(Equal(a2a.OutcomeAccepted), "every answer carries its classification")
+	g.Expect(res.Class).To(Equal(a2a.ClassAccepted), "every answer carries its classification")
 	_, ok = d.Take(renewal)
 	g.Expect(ok).To(BeFalse(), "a result is taken once")
 	g.Eventually(d.Stats).Should(BeEmpty(), "an idle pool is dropped")
@@ -171,13 +171,13 @@ func taskID(a Answer) string {
 	return a.Task.ID
 }
 
-// The memory budget bounds the calls in flight across all Agents: a call
+// The memory limit bounds the calls in flight across all Agents: a call
 // beyond it waits with room in its own pool, shows as not running, and runs
 // once a call ends.
-func TestMemoryBudgetBoundsCallsAcrossAgents(t *testing.T) {
+func TestMemoryLimitBoundsCallsAcrossAgents(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Minute)
-	d.SetMemoryBudget(2<<20, 1<<20)
+	d.SetMemoryLimit(2<<20, 1<<20)
 	g.Expect(d.InFlightLimit()).To(Equal(2))
 	release := make(chan struct{})
 	call := func(agent, name string) Call {
@@ -295,7 +295,7 @@ func TestSlowAnswersBackOffOncePerRound(t *testing.T) {
 	g := NewWithT(t)
 	p := &pool{size: 8}
 	full := time.Second
-	ok := Answer{Class: a2a.OutcomeAccepted}
+	ok := Answer{Class: a2a.ClassAccepted}
 	t0 := time.Now()
 	p.readAnswered(ok, t0, 10*time.Millisecond, full)
 	g.Expect(p.readAllowance()).To(Equal(8))
@@ -317,10 +317,10 @@ func TestSlowAnswersBackOffOncePerRound(t *testing.T) {
 // An eighth of the budget is kept for renewals, cancels and card reads: an
 // Agent whose reads hold every ordinary place does not hold up another
 // Agent's renewal.
-func TestMemoryBudgetKeepsPlacesForRenewals(t *testing.T) {
+func TestMemoryLimitKeepsPlacesForRenewals(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Minute)
-	d.SetMemoryBudget(8<<20, 1<<20)
+	d.SetMemoryLimit(8<<20, 1<<20)
 	g.Expect(d.InFlightLimit()).To(Equal(8))
 	release := make(chan struct{})
 	defer close(release)

@@ -315,7 +315,7 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) 
 	cur, ok := s.items[it.key]
 	if ok && cur == it && it.index < 0 {
 		now := s.Clock.Now()
-		unanswered := res.Err != nil && !a2a.IsTaskNotFound(res.Err) && res.Class != a2a.OutcomeRefused
+		unanswered := res.Err != nil && !a2a.IsTaskNotFound(res.Err) && res.Class != a2a.ClassRefused
 		switch {
 		case unanswered && it.f.Read.Lease:
 			next = minTime(next, now.Add(max(it.f.Interval/4, time.Second)))

@@ -133,7 +133,7 @@ func TestNextReadAfterLateAndMissingAnswers(t *testing.T) {
 	s.heap.Pop() // as the loop does before it fires the read
 	s.mu.Unlock()
 
-	answer := Answer{Task: &a2a.Task{ID: "t", State: a2a.StateWorking}, Class: a2a.OutcomeAccepted}
+	answer := Answer{Task: &a2a.Task{ID: "t", State: a2a.StateWorking}, Class: a2a.ClassAccepted}
 	seen := Fingerprint(answer.Task, nil)
 	clk.SetTime(now.Add(25 * time.Second)) // answered after the next read was due (20s)
 	s.answered(it, seen, now.Add(20*time.Second), answer)

@@ -92,7 +92,7 @@ func (s *Scheduler) startStream(key types.NamespacedName, f Follow) {
 	s.streams[key] = st
 	s.streamsPer[ak]++
 	streamsOpen.WithLabelValues(ak.String()).Set(float64(s.streamsPer[ak]))
-	go s.follow(ctx, key, st, Target{Agent: agent, Tenant: f.Target.Tenant}, f.Read.TaskID)
+	go s.keepStreamOpen(ctx, key, st, Target{Agent: agent, Tenant: f.Target.Tenant}, f.Read.TaskID)
 }
 
 // stopStream ends a task's stream; it is called with s.mu held.
@@ -103,10 +103,10 @@ func (s *Scheduler) stopStream(key types.NamespacedName) {
 	}
 }
 
-// follow keeps a task's stream open: it subscribes again after a break and
+// keepStreamOpen keeps a task's stream open: it subscribes again after a break and
 // gives up (the task is polled) after streamFailures breaks in a row that
 // brought no event.
-func (s *Scheduler) follow(ctx context.Context, key types.NamespacedName, st *stream, t Target, taskID string) {
+func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName, st *stream, t Target, taskID string) {
 	defer func() {
 		s.mu.Lock()
 		s.streamsPer[st.agent]--

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/conformance"
 	"github.com/tether-dev/tether/internal/delegation"
 )
@@ -37,7 +38,7 @@ const conformanceTimeout = 5 * time.Minute
 // before they reach its queue.
 type AgentConformanceReconciler struct {
 	client.Client
-	Connector *AgentConnector
+	Connector *agentio.Connector
 	// Options are the check's tuning (texts, ttls, bounds); the endpoint is
 	// the Agent's.
 	Options conformance.Options

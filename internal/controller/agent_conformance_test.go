@@ -27,6 +27,7 @@ import (
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/examples/agents/sample"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/conformance"
 	"github.com/tether-dev/tether/internal/delegation"
 	"github.com/tether-dev/tether/pkg/agentkit"
@@ -69,7 +70,7 @@ func startConformanceOperator(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	connector := &AgentConnector{SecretReader: mgr.GetAPIReader()}
+	connector := &agentio.Connector{SecretReader: mgr.GetAPIReader()}
 	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

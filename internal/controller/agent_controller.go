@@ -41,9 +41,6 @@ const (
 	ReasonSecretNotMarked = "SecretNotMarked"
 )
 
-// AgentConnector is the agent I/O layer's client builder (agentio.Connector).
-type AgentConnector = agentio.Connector
-
 // AgentCredentialsLabel marks a Secret Agents of its namespace may use.
 const AgentCredentialsLabel = agentio.AgentCredentialsLabel
 
@@ -56,7 +53,7 @@ var ErrSecretNotMarked = agentio.ErrSecretNotMarked
 // so an agent whose card server never answers holds no worker.
 type AgentReconciler struct {
 	client.Client
-	Connector *AgentConnector
+	Connector *agentio.Connector
 	// Calls runs the card reads on the Agents' pools (the Delegation
 	// controller's, when both share it); nil builds one.
 	Calls    *agentio.Dispatcher

@@ -252,7 +252,7 @@ func TestEveryMapKeyedByDelegationIsPrunedWhenItGoes(t *testing.T) {
 			g.Expect(r.Scheduler.Tracked(key)).To(BeFalse(), name)
 			_, handled := r.handled.Load(key)
 			g.Expect(handled).To(BeFalse(), name)
-			for _, kind := range []agentio.Kind{agentio.KindSend, agentio.KindGet, agentio.KindCancel, agentio.KindReply} {
+			for _, kind := range []agentio.Kind{agentio.KindStart, agentio.KindGet, agentio.KindCancel, agentio.KindReply} {
 				g.Expect(r.Calls.Has(agentio.Key{Delegation: key, Kind: kind})).To(BeFalse(), name+"/"+string(kind))
 			}
 		}
@@ -302,7 +302,7 @@ func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
 	hungNS, otherNS := newNamespace(t), newNamespace(t)
 	var calls *agentio.Dispatcher
 	startOperatorIn(t, cfg, []string{hungNS, otherNS}, testOptions(), func(r *DelegationReconciler) {
-		r.Calls.SetMemoryBudget(8<<20, 1<<20)
+		r.Calls.SetMemoryLimit(8<<20, 1<<20)
 		calls = r.Calls
 	})
 	hole := blackHole(t)

@@ -97,7 +97,7 @@ func (r *DelegationReconciler) isFresh(ctx context.Context, d *v1alpha1.Delegati
 // queued is dropped; a running one is waited for, and its task id taken,
 // so the cancel reaches the task it started.
 func (r *DelegationReconciler) settleSend(s *scope) (waiting bool) {
-	key := callKey(s.d, agentio.KindSend)
+	key := callKey(s.d, agentio.KindStart)
 	if r.Calls.State(key).Pending && !r.Calls.Drop(key) {
 		return true
 	}

@@ -132,7 +132,7 @@ func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v
 	if child.Spec.AgentRef == nil || delegation.Settled(child.Status.Phase) || !delegation.Started(&child.Status) {
 		return false
 	}
-	if child.Status.TaskID == "" && r.Calls.State(callKey(child, agentio.KindSend)).Running {
+	if child.Status.TaskID == "" && r.Calls.State(callKey(child, agentio.KindStart)).Running {
 		return false // its own pass cancels once the send's answer is in
 	}
 	name := child.Spec.AgentRef.Name

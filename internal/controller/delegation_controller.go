@@ -85,7 +85,7 @@ type DelegationReconciler struct {
 	client.Client
 	// APIReader reads around the cache: a send is only made from a fresh read.
 	APIReader client.Reader
-	Connector *AgentConnector
+	Connector *agentio.Connector
 	// Calls runs every A2A call on the Agent's pool; nil builds one with
 	// the defaults.
 	Calls *agentio.Dispatcher
@@ -299,7 +299,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
 	}
-	phases.use(mgr.GetClient())
+	phaseMetrics.use(mgr.GetClient())
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexParent, func(o client.Object) []string {
 		if p := o.(*v1alpha1.Delegation).Spec.ParentRef; p != nil {

@@ -127,7 +127,7 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 	err := res.Err
 	result := res.Class
 	switch result {
-	case a2a.OutcomeAccepted:
+	case a2a.ClassAccepted:
 		t := res.Task
 		contextID := t.ContextID
 		if contextID == "" {
@@ -136,7 +136,7 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		delegation.RecordTask(st, t.ID, contextID)
 		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
 		return r.applyTask(ctx, s, t)
-	case a2a.OutcomeRefused:
+	case a2a.ClassRefused:
 		st.SendResult = ""
 		r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
 		return ctrl.Result{}, nil
@@ -241,7 +241,7 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope) (ctrl.Re
 func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
 	st := &s.d.Status
 	result := res.Class
-	if result == a2a.OutcomeAccepted {
+	if result == a2a.ClassAccepted {
 		delegation.ChangeReply(st, delegation.ReplyDone)
 		st.RemoteState = string(a2a.StateWorking)
 		r.setPhase(s, delegation.ReplyAccepted())

@@ -22,8 +22,8 @@ import (
 // operator: it is made again, never taken for one the agent may have.
 func TestSendWithoutAClientIsNotSent(t *testing.T) {
 	err := a2a.NotMade(errors.New(`reading Secret ns/creds: secrets "creds" not found`))
-	if got := a2a.Classify(err); got != a2a.OutcomeNotMade {
-		t.Fatalf("Classify = %s, want %s", got, a2a.OutcomeNotMade)
+	if got := a2a.Classify(err); got != a2a.ClassNotMade {
+		t.Fatalf("Classify = %s, want %s", got, a2a.ClassNotMade)
 	}
 	if res, _ := delegation.AfterSend(a2a.Classify(err), false); res != v1alpha1.SendNotSent {
 		t.Fatalf("AfterSend = %s, want %s", res, v1alpha1.SendNotSent)

@@ -26,7 +26,7 @@ import (
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	o := s.observation(r.Options)
-	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindSend))
+	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindStart))
 	res, err := r.runStep(ctx, s, delegation.Gate(o))
 	if err == nil && delegation.Settled(s.d.Status.Phase) && !delegation.Settled(s.base.Status.Phase) {
 		// Its own status write does not wake it: time its deletion now.
@@ -137,7 +137,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 // Agent's pool; the pass that finds its result applies it.
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
 	st, spec := &s.d.Status, &s.d.Spec
-	key := callKey(s.d, agentio.KindSend)
+	key := callKey(s.d, agentio.KindStart)
 	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(spec, st, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil

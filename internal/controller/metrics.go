@@ -40,7 +40,7 @@ var (
 		Name: "tether_push_forwarded_total",
 		Help: "Push notifications a standby checked and handed to its shard's leader, which follows the task.",
 	})
-	phases = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
+	phaseMetrics = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
 		"Delegations by namespace, phase and (for Pending) the reason they wait, as the operator's cache holds them.",
 		[]string{"namespace", "phase", "reason"}, nil),
 		rootBudget: map[string]*prometheus.Desc{
@@ -58,7 +58,7 @@ var rootLabels = []string{"namespace", "root", meterLabel}
 
 func init() {
 	metrics.Registry.MustRegister(budgetReserved, budgetCharged,
-		budgetRefunded, cascadeCancels, sendAdoptions, pushForwarded, phases)
+		budgetRefunded, cascadeCancels, sendAdoptions, pushForwarded, phaseMetrics)
 }
 
 // phaseCollector counts Delegations by phase from the cache at scrape time,

@@ -25,7 +25,7 @@ func TestMetricsMeasureRequestsPhasesAndCascades(t *testing.T) {
 	// Parallel tests each run an operator; this one counts phases from its own.
 	var byPhase *phaseCollector
 	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
-		byPhase = &phaseCollector{desc: phases.desc, rootBudget: phases.rootBudget, reader: r.Client}
+		byPhase = &phaseCollector{desc: phaseMetrics.desc, rootBudget: phaseMetrics.rootBudget, reader: r.Client}
 	})
 	e.createAgent("agent", e.agent.URL())
 	e.create(e.task("parent", "wait", withBudget(v1alpha1.Meters{"tokens": 1000})))

@@ -130,7 +130,7 @@ func startOperatorIn(t *testing.T, restConfig *rest.Config, namespaces []string,
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	connector := &AgentConnector{SecretReader: mgr.GetAPIReader()}
+	connector := &agentio.Connector{SecretReader: mgr.GetAPIReader()}
 	calls := agentio.NewDispatcher(0, 0)
 	if err := (&AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: mgr.GetEventRecorder("tether")}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

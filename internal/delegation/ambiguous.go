@@ -120,9 +120,9 @@ func SendWindowOver(o Observation) bool {
 // AfterSend is what a send that got no task leaves in status.sendResult, and
 // whether the Delegation settles now. Accepted and Refused are handled by
 // the caller (adopt the task; SendRefused with a refund).
-func AfterSend(res a2a.Outcome, canList bool) (v1alpha1.SendResult, SendPlan) {
+func AfterSend(res a2a.Class, canList bool) (v1alpha1.SendResult, SendPlan) {
 	switch {
-	case res == a2a.OutcomeNotMade:
+	case res == a2a.ClassNotMade:
 		return v1alpha1.SendNotSent, PlanSend
 	case canList:
 		return v1alpha1.SendUnknown, PlanLookUp
@@ -191,8 +191,8 @@ func CheckReply(t *a2a.Task, messageID string) ReplyCheck {
 // ReplyAfterSend says whether a reply's claim is given back after the send:
 // only when nothing reached the agent (a refusal, or a request that never
 // left). A lost answer keeps the claim; the task is read before any re-send.
-func ReplyAfterSend(res a2a.Outcome) (giveBack bool) {
-	return res == a2a.OutcomeRefused || res == a2a.OutcomeNotMade
+func ReplyAfterSend(res a2a.Class) (giveBack bool) {
+	return res == a2a.ClassRefused || res == a2a.ClassNotMade
 }
 
 // LookUpSettles says whether a cancel or delete may settle a send that has

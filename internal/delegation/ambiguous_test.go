@@ -72,15 +72,15 @@ func TestAfterALookUpOnlyWhatItProvedDecides(t *testing.T) {
 func TestAfterSendNeverRefundsAnAmbiguousAnswer(t *testing.T) {
 	tests := []struct {
 		name       string
-		res        a2a.Outcome
+		res        a2a.Class
 		canList    bool
 		wantResult v1alpha1.SendResult
 		wantPlan   SendPlan
 	}{
-		{"dial error at a listing agent", a2a.OutcomeNotMade, true, v1alpha1.SendNotSent, PlanSend},
-		{"dial error at an agent that cannot list", a2a.OutcomeNotMade, false, v1alpha1.SendNotSent, PlanSend},
-		{"gateway error at a listing agent", a2a.OutcomeUnknown, true, v1alpha1.SendUnknown, PlanLookUp},
-		{"gateway error at an agent that cannot list", a2a.OutcomeUnknown, false, v1alpha1.SendUnknown, PlanGiveUp},
+		{"dial error at a listing agent", a2a.ClassNotMade, true, v1alpha1.SendNotSent, PlanSend},
+		{"dial error at an agent that cannot list", a2a.ClassNotMade, false, v1alpha1.SendNotSent, PlanSend},
+		{"gateway error at a listing agent", a2a.ClassUnknown, true, v1alpha1.SendUnknown, PlanLookUp},
+		{"gateway error at an agent that cannot list", a2a.ClassUnknown, false, v1alpha1.SendUnknown, PlanGiveUp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,9 +141,9 @@ func TestCheckReplyNeitherLosesNorRepeatsAReply(t *testing.T) {
 
 func TestReplyClaimIsGivenBackOnlyWhenNothingArrived(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(ReplyAfterSend(a2a.OutcomeRefused)).To(BeTrue())
-	g.Expect(ReplyAfterSend(a2a.OutcomeNotMade)).To(BeTrue())
-	g.Expect(ReplyAfterSend(a2a.OutcomeUnknown)).To(BeFalse(), "a lost answer keeps the claim")
+	g.Expect(ReplyAfterSend(a2a.ClassRefused)).To(BeTrue())
+	g.Expect(ReplyAfterSend(a2a.ClassNotMade)).To(BeTrue())
+	g.Expect(ReplyAfterSend(a2a.ClassUnknown)).To(BeFalse(), "a lost answer keeps the claim")
 }
 
 func TestChildOfADeletingParentThatNeverStartedWaits(t *testing.T) {

@@ -146,7 +146,7 @@ func (k *Kit) Extensions() []a2a.AgentExtension {
 	}
 }
 
-// budget returns the in-memory budget of a task; nil when unknown.
+// budget returns the in-memory limit of a task; nil when unknown.
 func (k *Kit) budget(id a2a.TaskID) *Budget {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -36,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/controller"
 	"github.com/tether-dev/tether/test/cluster"
 )
@@ -225,7 +226,7 @@ func startOperator(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme
 	if err != nil {
 		return nil, err
 	}
-	connector := &controller.AgentConnector{SecretReader: mgr.GetAPIReader()}
+	connector := &agentio.Connector{SecretReader: mgr.GetAPIReader()}
 	rec := mgr.GetEventRecorder("tether")
 	if err := (&controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: rec}).SetupWithManager(mgr); err != nil {
 		return nil, err

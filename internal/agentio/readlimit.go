@@ -79,7 +79,7 @@ func dueOf(q *pending) time.Time {
 // saw the load that caused it and count for no second one.
 func (p *pool) readAnswered(res Answer, started time.Time, took, full time.Duration) {
 	allowance := float64(p.readAllowance())
-	answered := res.Class == a2a.OutcomeAccepted || res.Class == a2a.OutcomeRefused
+	answered := res.Class == a2a.ClassAccepted || res.Class == a2a.ClassRefused
 	if answered && (p.fastest == 0 || took < p.fastest) {
 		p.fastest = took
 	}

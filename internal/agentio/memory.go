@@ -12,7 +12,7 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
-// A memory budget for what agents send: every call in flight may hold an
+// A memory limit for what agents send: every call in flight may hold an
 // answer of up to the response bound, so the number of calls in flight
 // across all Agents is what bounds the answer bytes held at once. A call
 // beyond it waits, the way a call waits for room in a full pool, and shows
@@ -34,11 +34,11 @@ var callsWaitingForMemory = prometheus.NewGauge(prometheus.GaugeOpts{
 
 func init() { metrics.Registry.MustRegister(callsWaitingForMemory) }
 
-// SetMemoryBudget bounds the answer bytes held at once to answerBytes,
+// SetMemoryLimit bounds the answer bytes held at once to answerBytes,
 // each answer being at most responseBytes (0: a2a's default): at most
 // answerBytes/responseBytes calls run at once, at least one. Call it
 // before the first call is submitted.
-func (d *Dispatcher) SetMemoryBudget(answerBytes, responseBytes int64) {
+func (d *Dispatcher) SetMemoryLimit(answerBytes, responseBytes int64) {
 	d.init()
 	if responseBytes <= 0 {
 		responseBytes = a2a.DefaultMaxResponseBytes
@@ -60,7 +60,7 @@ func (c Call) reserved() bool { return c.Kind == KindCancel || c.Kind == KindCar
 // no bound).
 func (d *Dispatcher) InFlightLimit() int { return cap(d.inFlight) }
 
-// acquire waits for room under the memory budget: a place among the
+// acquire waits for room under the memory limit: a place among the
 // ordinary calls first (unless c may use the reserved places), then one
 // among all.
 func (d *Dispatcher) acquire(c Call) {

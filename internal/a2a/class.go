@@ -13,29 +13,29 @@ import (
 	"net/http"
 )
 
-// Outcome is what a call's result proves about the remote side. Classify is
+// Class is what a call's result proves about the remote side. Classify is
 // the one place that decides it: the agent I/O layer attaches it to every
 // answer, the decisions (refund, re-send, look up) and the call metrics read
 // it from there.
-type Outcome string
+type Class string
 
 const (
-	// OutcomeAccepted: the call succeeded.
-	OutcomeAccepted Outcome = "Accepted"
-	// OutcomeRefused: the answer proves nothing started. Only this outcome
+	// ClassAccepted: the call succeeded.
+	ClassAccepted Class = "Accepted"
+	// ClassRefused: the answer proves nothing started. Only this class
 	// lets a caller refund a reservation or treat a task as never created.
-	OutcomeRefused Outcome = "Refused"
-	// OutcomeUnknown: the request may have reached the agent and started
+	ClassRefused Class = "Refused"
+	// ClassUnknown: the request may have reached the agent and started
 	// work. A send that ends Unknown must be looked up before anything else.
-	OutcomeUnknown Outcome = "Unknown"
-	// OutcomeNotMade: the request never left the operator (its client could
+	ClassUnknown Class = "Unknown"
+	// ClassNotMade: the request never left the operator (its client could
 	// not be built, a dial error, the egress policy): nothing reached the
 	// agent, so the same call may be made again, even at an agent that
 	// cannot list its tasks.
-	OutcomeNotMade Outcome = "NotMade"
+	ClassNotMade Class = "NotMade"
 )
 
-// Classify decides the outcome of a call from the error it returned:
+// Classify decides the class of a call from the error it returned:
 //
 //   - nil: Accepted.
 //   - NotMade, nothing left the operator and it may be tried again
@@ -65,32 +65,32 @@ const (
 //     gRPC Unavailable (other than a failed dial), DeadlineExceeded,
 //     Canceled, Internal, Unknown, ResourceExhausted, Aborted, DataLoss;
 //     errors of any other type.
-func Classify(err error) Outcome {
+func Classify(err error) Class {
 	if err == nil {
-		return OutcomeAccepted
+		return ClassAccepted
 	}
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
-		return OutcomeUnknown
+		return ClassUnknown
 	}
 	if NeverSent(e) {
 		if e.Kind == KindTransport {
-			return OutcomeNotMade
+			return ClassNotMade
 		}
-		return OutcomeRefused
+		return ClassRefused
 	}
 	if e.Kind != KindRefused {
-		return OutcomeUnknown
+		return ClassUnknown
 	}
 	switch e.Reason {
 	case ReasonInternalError, ReasonServerError, ReasonInvalidAgentResponse,
 		"Unknown", "ResourceExhausted", "Aborted", "DataLoss":
-		return OutcomeUnknown
+		return ClassUnknown
 	}
 	if e.Code > 0 && !refusingStatus(e.Code) {
-		return OutcomeUnknown
+		return ClassUnknown
 	}
-	return OutcomeRefused
+	return ClassRefused
 }
 
 // refusingStatus reports whether an HTTP status proves the request was not

@@ -71,21 +71,21 @@ func sendVia(t *testing.T, g Gomega, ep Endpoint, card *Card, text string) error
 
 func TestClassifyWithoutAnError(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Classify(nil)).To(Equal(OutcomeAccepted))
+	g.Expect(Classify(nil)).To(Equal(ClassAccepted))
 	g.Expect(NeverSent(nil)).To(BeFalse())
-	g.Expect(Classify(errors.New("not ours"))).To(Equal(OutcomeUnknown), "an error of another type proves nothing")
+	g.Expect(Classify(errors.New("not ours"))).To(Equal(ClassUnknown), "an error of another type proves nothing")
 	g.Expect(Classify(fmt.Errorf("wrapped: %w", &Error{Kind: KindRefused, Op: opSend, Code: -32602, Reason: ReasonInvalidParams}))).
-		To(Equal(OutcomeRefused))
+		To(Equal(ClassRefused))
 }
 
 // Every HTTP status an ingress, a mesh or the agent may answer, on every
 // HTTP binding, against a real server.
 func TestOutcomeOfHTTPStatuses(t *testing.T) {
-	want := map[int]Outcome{
-		400: OutcomeRefused, 401: OutcomeRefused, 403: OutcomeRefused, 404: OutcomeRefused,
-		405: OutcomeRefused, 407: OutcomeRefused, 413: OutcomeRefused, 415: OutcomeRefused,
-		408: OutcomeUnknown, 429: OutcomeUnknown, 499: OutcomeUnknown,
-		500: OutcomeUnknown, 502: OutcomeUnknown, 503: OutcomeUnknown, 504: OutcomeUnknown,
+	want := map[int]Class{
+		400: ClassRefused, 401: ClassRefused, 403: ClassRefused, 404: ClassRefused,
+		405: ClassRefused, 407: ClassRefused, 413: ClassRefused, 415: ClassRefused,
+		408: ClassUnknown, 429: ClassUnknown, 499: ClassUnknown,
+		500: ClassUnknown, 502: ClassUnknown, 503: ClassUnknown, 504: ClassUnknown,
 	}
 	for _, b := range httpBindings {
 		t.Run(b, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestOutcomeWhenNothingWasSent(t *testing.T) {
 				target = "http://" + mustHost(t, target)
 			}
 			err := sendVia(t, g, Endpoint{}, cardOf(b, target), "hi")
-			g.Expect(Classify(err)).To(Equal(OutcomeNotMade), "dial error: %v", err)
+			g.Expect(Classify(err)).To(Equal(ClassNotMade), "dial error: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue(), "dial error: %v", err)
 
 			a := newTestAgent(t, b)
@@ -119,16 +119,16 @@ func TestOutcomeWhenNothingWasSent(t *testing.T) {
 			card, cerr := ResolveCard(context.Background(), a.endpoint())
 			g.Expect(cerr).NotTo(HaveOccurred())
 			err = sendVia(t, g, Endpoint{HTTPClient: hc}, card, "quick")
-			g.Expect(Classify(err)).To(Equal(OutcomeNotMade), "egress denied: %v", err)
+			g.Expect(Classify(err)).To(Equal(ClassNotMade), "egress denied: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue(), "egress denied: %v", err)
 			g.Expect(a.execsOf("quick")).To(BeEmpty())
 
 			err = sendVia(t, g, a.endpoint(), card, "")
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "empty message: %v", err)
+			g.Expect(Classify(err)).To(Equal(ClassRefused), "empty message: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue())
 
 			_, err = ResolveCard(context.Background(), Endpoint{URL: newStatusServer(t, 502)})
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "no card, no send: %v", err)
+			g.Expect(Classify(err)).To(Equal(ClassRefused), "no card, no send: %v", err)
 			g.Expect(NeverSent(err)).To(BeTrue())
 		})
 	}
@@ -165,11 +165,11 @@ func TestOutcomeOfAnAgentRefusal(t *testing.T) {
 			a := newTestAgent(t, b)
 			c := dialAgent(t, g, a, a.endpoint())
 			_, err := c.Send(context.Background(), SendRequest{MessageID: "m-1", Text: "bad-params"})
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "%v", err)
+			g.Expect(Classify(err)).To(Equal(ClassRefused), "%v", err)
 			g.Expect(NeverSent(err)).To(BeFalse())
 
 			_, err = c.Get(context.Background(), "no-such-task", false)
-			g.Expect(Classify(err)).To(Equal(OutcomeRefused), "%v", err)
+			g.Expect(Classify(err)).To(Equal(ClassRefused), "%v", err)
 		})
 	}
 }
@@ -223,7 +223,7 @@ func TestOutcomeWhenAProxyLosesTheAnswer(t *testing.T) {
 				err := sendVia(t, g, Endpoint{URL: proxy}, cardOf(b, proxy+agentPath(b)), "quick")
 				g.Expect(err).To(HaveOccurred())
 				g.Expect(a.execsOf("quick")).To(HaveLen(1), "the agent started the task")
-				g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "%v", err)
+				g.Expect(Classify(err)).To(Equal(ClassUnknown), "%v", err)
 				g.Expect(IsRefused(err)).To(BeFalse())
 				g.Expect(NeverSent(err)).To(BeFalse())
 				g.Expect(FailureClassOf(err)).To(Equal(FailureClassUnreachable), "kept, never refunded")
@@ -249,7 +249,7 @@ func TestOutcomeWhenAGRPCMeshLosesTheAnswer(t *testing.T) {
 				}))
 			err := sendVia(t, g, Endpoint{}, cardOf(bindGRPC, "http://"+addr), "quick")
 			g.Expect(a.execsOf("quick")).To(HaveLen(1), "the agent started the task")
-			g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "%v", err)
+			g.Expect(Classify(err)).To(Equal(ClassUnknown), "%v", err)
 			g.Expect(NeverSent(err)).To(BeFalse(), "%v", err)
 		})
 	}
@@ -271,7 +271,7 @@ func TestAnswerTooLargeIsUnknown(t *testing.T) {
 				_, err := c.Get(context.Background(), task.ID, false)
 				g.Expect(errors.Is(err, ErrAnswerTooLarge)).To(BeTrue(), "%v", err)
 				g.Expect(errors.Is(err, ErrResponseTooLarge)).To(BeTrue(), "%v", err)
-				g.Expect(Classify(err)).To(Equal(OutcomeUnknown), "a send answered this way has no readable task id")
+				g.Expect(Classify(err)).To(Equal(ClassUnknown), "a send answered this way has no readable task id")
 			}).Should(Succeed())
 		})
 	}
@@ -280,5 +280,5 @@ func TestAnswerTooLargeIsUnknown(t *testing.T) {
 	srv := newRawServer(t, http.StatusBadGateway, "text/html", string(make([]byte, 64<<10)))
 	err := sendVia(t, g, Endpoint{URL: srv, MaxResponseBytes: 1024}, cardOf(bindJSONRPC, srv), "hi")
 	g.Expect(errors.Is(err, ErrAnswerTooLarge)).To(BeFalse(), "%v", err)
-	g.Expect(Classify(err)).To(Equal(OutcomeUnknown))
+	g.Expect(Classify(err)).To(Equal(ClassUnknown))
 }
