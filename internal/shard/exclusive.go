@@ -7,12 +7,15 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +46,15 @@ func (s Shard) Overlaps(o Shard) bool {
 // one sees the other (the API server orders the writes), so two overlapping
 // shards never lead at once; both may back off, and the retry period's
 // jitter parts them.
+//
+// Only a write this process knows landed, checked after it, makes it the
+// leader: a Lease that names this process proves nothing by itself (a write
+// that timed out may have landed after an overlapping shard took its own,
+// and a give-back may have failed). So a renewal skips the checks only
+// while every write since the checked one succeeded; after any failed write
+// the next one is checked again as an acquisition, and a Lease that names
+// this process while it may not lead is given back at every retry until the
+// give-back lands.
 type exclusiveLock struct {
 	resourcelock.Interface
 	shard     Shard
@@ -51,13 +63,22 @@ type exclusiveLock struct {
 	leases    client.Reader
 	now       func() time.Time
 
-	mu   sync.Mutex
-	held bool // the last record read or written names this process
+	mu sync.Mutex
+	// leading: this process took the Lease with the exclusion checked after
+	// its write, and every write since succeeded.
+	leading bool
+	// namesUs: the record last read names this process.
+	namesUs bool
 }
 
 func (l *exclusiveLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	rec, raw, err := l.Interface.Get(ctx)
-	l.setHeld(err == nil && rec.HolderIdentity == l.Identity())
+	if err == nil {
+		l.mu.Lock()
+		l.namesUs = rec.HolderIdentity == l.Identity()
+		l.leading = l.leading && l.namesUs
+		l.mu.Unlock()
+	}
 	return rec, raw, err
 }
 
@@ -72,15 +93,18 @@ func (l *exclusiveLock) Create(ctx context.Context, ler resourcelock.LeaderElect
 }
 
 func (l *exclusiveLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	acquiring := ler.HolderIdentity == l.Identity() && !l.isHeld()
-	if !acquiring { // a renewal, or a release
+	l.mu.Lock()
+	renewal, namesUs := l.leading, l.namesUs
+	l.mu.Unlock()
+	if ler.HolderIdentity != l.Identity() || renewal { // a release, or a renewal
 		err := l.Interface.Update(ctx, ler)
-		if err == nil {
-			l.setHeld(ler.HolderIdentity == l.Identity())
-		}
+		l.setLeading(err == nil && ler.HolderIdentity == l.Identity())
 		return err
 	}
 	if err := l.mayAcquire(ctx); err != nil {
+		if namesUs { // an earlier write landed after all, or a give-back failed
+			return errors.Join(err, l.giveBack(ctx, ler))
+		}
 		return err
 	}
 	if err := l.Interface.Update(ctx, ler); err != nil {
@@ -92,17 +116,26 @@ func (l *exclusiveLock) Update(ctx context.Context, ler resourcelock.LeaderElect
 // acquired checks again after the write and gives the Lease back when an
 // overlapping shard of another count took its own in the meantime.
 func (l *exclusiveLock) acquired(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	l.setHeld(true)
 	err := l.mayAcquire(ctx)
 	if err == nil {
+		l.setLeading(true)
 		return nil
 	}
+	return errors.Join(err, l.giveBack(ctx, ler))
+}
+
+// giveBack writes the Lease free; a failure is retried by the elector's next
+// turn (the Lease still names this process, which does not lead).
+func (l *exclusiveLock) giveBack(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	release := resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, LeaderTransitions: ler.LeaderTransitions,
 		AcquireTime: ler.AcquireTime, RenewTime: ler.RenewTime}
-	if rerr := l.Interface.Update(ctx, release); rerr == nil {
-		l.setHeld(false)
+	if err := l.Interface.Update(ctx, release); err != nil {
+		return fmt.Errorf("giving the Lease %s back (tried again at the next turn): %w", l.name, err)
 	}
-	return err
+	l.mu.Lock()
+	l.namesUs = false
+	l.mu.Unlock()
+	return nil
 }
 
 // mayAcquire is nil when no Lease of another shard count that overlaps
@@ -112,8 +145,12 @@ func (l *exclusiveLock) mayAcquire(ctx context.Context) error {
 	if err := l.leases.List(ctx, list, client.InNamespace(l.namespace), client.HasLabels{LabelShard}); err != nil {
 		return fmt.Errorf("listing the shard Leases before taking %s: %w", l.name, err)
 	}
-	for i := range list.Items {
-		lease := &list.Items[i]
+	leases, err := l.withUnshardedLease(ctx, list.Items)
+	if err != nil {
+		return err
+	}
+	for i := range leases {
+		lease := &leases[i]
 		other, ok := leaseShard(lease)
 		if lease.Name == l.name || !ok || other.Count == l.shard.Count || !other.Overlaps(l.shard) || !held(lease, l.now()) {
 			continue
@@ -124,8 +161,30 @@ func (l *exclusiveLock) mayAcquire(ctx context.Context) error {
 	return nil
 }
 
-// leaseShard reads which shard a Lease elects (its label and annotation).
+// withUnshardedLease adds the Lease of an unsharded operator when it is not
+// labelled: a build from before shards leads every namespace under that
+// name without the labels, and a shard must wait for it as for shard 0 of 1.
+func (l *exclusiveLock) withUnshardedLease(ctx context.Context, leases []coordinationv1.Lease) ([]coordinationv1.Lease, error) {
+	if l.name == singleLeaseName || slices.ContainsFunc(leases, func(x coordinationv1.Lease) bool { return x.Name == singleLeaseName }) {
+		return leases, nil
+	}
+	single := coordinationv1.Lease{}
+	err := l.leases.Get(ctx, client.ObjectKey{Namespace: l.namespace, Name: singleLeaseName}, &single)
+	if apierrors.IsNotFound(err) {
+		return leases, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the Lease %s of an unsharded operator before taking %s: %w", singleLeaseName, l.name, err)
+	}
+	return append(leases, single), nil
+}
+
+// leaseShard reads which shard a Lease elects (its label and annotation);
+// the unlabelled Lease of an unsharded operator elects the one shard of 1.
 func leaseShard(lease *coordinationv1.Lease) (Shard, bool) {
+	if lease.Name == singleLeaseName && lease.Labels[LabelShard] == "" {
+		return Shard{Index: 0, Count: 1}, true
+	}
 	i, err1 := strconv.Atoi(lease.Labels[LabelShard])
 	n, err2 := strconv.Atoi(lease.Annotations[AnnotationShards])
 	s := Shard{Index: i, Count: n}
@@ -145,14 +204,8 @@ func held(lease *coordinationv1.Lease, now time.Time) bool {
 	return now.Before(spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second))
 }
 
-func (l *exclusiveLock) setHeld(v bool) {
+func (l *exclusiveLock) setLeading(v bool) {
 	l.mu.Lock()
-	l.held = v
+	l.leading = v
 	l.mu.Unlock()
-}
-
-func (l *exclusiveLock) isHeld() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.held
 }
