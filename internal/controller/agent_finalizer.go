@@ -55,9 +55,7 @@ func (r *AgentReconciler) reconcileFinalizer(ctx context.Context, agent *v1alpha
 		// Settling Delegations wake the Agent; the requeue is a safety net.
 		return true, ctrl.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	base := agent.DeepCopy()
-	controllerutil.RemoveFinalizer(agent, v1alpha1.AgentFinalizer)
-	return true, ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, agent, client.MergeFrom(base)))
+	return true, ctrl.Result{}, removeFinalizer(ctx, r.Client, agent, v1alpha1.AgentFinalizer)
 }
 
 // unsettledUsers counts the Delegations that may have a task at the Agent

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -64,10 +63,8 @@ func (r *DelegationReconciler) releaseFinalizer(ctx context.Context, s *scope) (
 	if err := r.settleDeleted(ctx, s.d); err != nil {
 		return ctrl.Result{}, err
 	}
-	patch := client.MergeFrom(s.d.DeepCopy())
-	controllerutil.RemoveFinalizer(s.d, v1alpha1.Finalizer)
 	s.done, s.skipStatus = true, true
-	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, s.d, patch))
+	return ctrl.Result{}, removeFinalizer(ctx, r.Client, s.d, v1alpha1.Finalizer)
 }
 
 // settleDeleted takes a deleted child's reservation off its parent's ledger:
