@@ -1,7 +1,8 @@
 ##@ Fuzzing
 
-# Each fuzz target runs for FUZZTIME (make test uses a short fixed time; run
-# longer by hand, e.g. make fuzz FUZZTIME=10m). A failing input is written
+# Each fuzz target runs for FUZZTIME (CI uses a short fixed time; run longer
+# by hand, e.g. make fuzz FUZZTIME=10m); make test runs every seed corpus as
+# ordinary tests. A failing input is written
 # to the package's testdata/fuzz/<target>/ and replayed by every go test; a
 # run that stops without one (the engine missing its own deadline on a busy
 # machine) is made once more.
