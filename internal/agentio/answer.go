@@ -5,10 +5,17 @@ SPDX-License-Identifier: Apache-2.0
 
 package agentio
 
+// Answers: what a call came to, the store the reconciler takes them from,
+// and the Fingerprint that tells a changed task report from a renewal.
+
 import (
+	"encoding/json"
+	"hash/fnv"
+	"strconv"
 	"time"
 
 	"github.com/tether-dev/tether/internal/a2a"
+	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
 // Answer is what one operation on an agent came to. Every operation
@@ -73,4 +80,79 @@ func metricOutcome(err error) string {
 		return "refused"
 	}
 	return "transport"
+}
+
+// Take returns and forgets the answer of a finished call.
+func (d *Dispatcher) Take(key Key) (Answer, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	d.results = shrinkmap.Delete(d.results, key, &d.peaks.results)
+	return res, ok
+}
+
+// answerWaiting reports an answered call whose result the reconciler has
+// not taken yet.
+func (d *Dispatcher) answerWaiting(key Key) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return ok && res.Err == nil
+}
+
+// Peek returns the result of a finished call without taking it.
+func (d *Dispatcher) Peek(key Key) (Answer, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	res, ok := d.results[key]
+	return res, ok
+}
+
+// Restore puts back a result whose application could not be written; the
+// caller's retry takes it again.
+func (d *Dispatcher) Restore(key Key, res Answer) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.results[key]; !ok {
+		d.results[key] = res
+	}
+}
+
+// Fingerprint is what a read reported, as far as the Delegation's status
+// shows it: state, status text, whether a lease is held, spend, and the
+// result once the task ended (status keeps no result before). The lease's
+// new expiry alone is not in it: a renewal is not a change.
+func Fingerprint(t *a2a.Task, err error) string {
+	switch {
+	case a2a.IsTaskNotFound(err):
+		return "error:not-found"
+	case err != nil:
+		return "error"
+	case t == nil:
+		return ""
+	}
+	view := struct {
+		State     a2a.State
+		Text      string
+		Failure   string
+		Leased    bool
+		Spent     map[string]int64
+		Result    string
+		Artifacts int
+	}{State: t.State, Text: t.StatusText, Failure: t.FailureClass, Leased: !t.LeaseExpiresAt.IsZero()}
+	if t.State.Terminal() {
+		view.Result, view.Artifacts = t.ResultText, len(t.Artifacts)
+	}
+	if view.State == a2a.StateSubmitted {
+		// Submitted and Working are both Running: a task that only started
+		// working is not worth a status write.
+		view.State = a2a.StateWorking
+	}
+	if t.Usage != nil {
+		view.Spent = t.Usage.Spent
+	}
+	// A hash, not the text: one is kept per followed task.
+	h := fnv.New64a()
+	_ = json.NewEncoder(h).Encode(view)
+	return strconv.FormatUint(h.Sum64(), 16)
 }

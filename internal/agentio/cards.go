@@ -49,7 +49,6 @@ func cardKey(agent types.NamespacedName) Key { return Key{Delegation: agent, Kin
 // The answer wakes the Agent through AgentEvents; TakeCard takes it. At
 // most one read per Agent is on its way.
 func (d *Dispatcher) ReadCard(agent *v1alpha1.Agent) bool {
-	d.init()
 	a := agent.DeepCopy()
 	key := types.NamespacedName{Namespace: a.Namespace, Name: a.Name}
 	c := Call{Key: cardKey(key), Agent: key}
@@ -101,7 +100,6 @@ func (d *Dispatcher) CardPending(agent types.NamespacedName) bool {
 
 // AgentEvents carries one event per finished card read (for source.Channel).
 func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {
-	d.init()
 	return d.agentEvents
 }
 

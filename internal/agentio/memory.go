@@ -39,7 +39,6 @@ func init() { metrics.Registry.MustRegister(callsWaitingForMemory) }
 // answerBytes/responseBytes calls run at once, at least one. Call it
 // before the first call is submitted.
 func (d *Dispatcher) SetMemoryLimit(answerBytes, responseBytes int64) {
-	d.init()
 	if responseBytes <= 0 {
 		responseBytes = a2a.DefaultMaxResponseBytes
 	}

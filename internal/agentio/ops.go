@@ -310,7 +310,6 @@ func (d *Dispatcher) shared(agent *v1alpha1.Agent) *v1alpha1.Agent {
 
 // ForgetAgent drops what the layer keeps of an Agent that is gone.
 func (d *Dispatcher) ForgetAgent(key types.NamespacedName) {
-	d.init()
 	d.agents.Delete(key)
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -64,7 +64,7 @@ func TestPoolRunsCancelsThenRenewalsThenSends(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), order...)
-	}).Should(Equal([]string{"busy/send", "stop/cancel", "leased/get", "s1/send", "s2/send"}))
+	}).Should(Equal([]string{"busy/start", "stop/cancel", "leased/get", "s1/start", "s2/start"}))
 	res, ok := d.Take(renewal)
 	g.Expect(ok).To(BeTrue())
 	g.Expect(res.Task.ID).To(Equal("leased"))

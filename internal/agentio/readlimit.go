@@ -112,7 +112,6 @@ func isTimeout(err error) bool {
 // ReadLimit is how many reads the Agent's pool lets run at once now (for
 // tests and the bench).
 func (d *Dispatcher) ReadLimit(agent Key) int {
-	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if p := d.pools[agent.Delegation]; p != nil {

@@ -8,9 +8,6 @@ package agentio
 import (
 	"container/heap"
 	"context"
-	"encoding/json"
-	"hash/fnv"
-	"strconv"
 	"sync"
 	"time"
 
@@ -86,18 +83,20 @@ type item struct {
 	renewed time.Time
 }
 
-func (s *Scheduler) init() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.items == nil {
-		s.items = map[types.NamespacedName]*item{}
-		s.early = map[types.NamespacedName]time.Time{}
-		s.streams = map[types.NamespacedName]*stream{}
-		s.streamsPer = map[types.NamespacedName]int{}
-		s.wake = make(chan struct{}, 1)
-		if s.Clock == nil {
-			s.Clock = clock.RealClock{}
-		}
+// NewScheduler builds a Scheduler whose reads go through d; a nil clk is the
+// real clock. Resume is set by the caller when it needs one: the controller
+// wires it to its cache after both are built.
+func NewScheduler(d *Dispatcher, clk clock.WithTicker) *Scheduler {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Scheduler{
+		Dispatcher: d, Clock: clk,
+		items:      map[types.NamespacedName]*item{},
+		early:      map[types.NamespacedName]time.Time{},
+		streams:    map[types.NamespacedName]*stream{},
+		streamsPer: map[types.NamespacedName]int{},
+		wake:       make(chan struct{}, 1),
 	}
 }
 
@@ -105,7 +104,6 @@ func (s *Scheduler) init() {
 // task is first read one interval after f.Since (or from now); an interval
 // that shrank is applied at once.
 func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
-	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Clock.Now()
@@ -170,7 +168,6 @@ func minTime(a, b time.Time) time.Time {
 // ReadNow makes a followed task due at once (a push notification said it
 // changed). A task whose read is running is read again once it is answered.
 func (s *Scheduler) ReadNow(key types.NamespacedName) {
-	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.items[key]
@@ -191,7 +188,6 @@ func (s *Scheduler) ReadNow(key types.NamespacedName) {
 
 // Untrack stops following a task (settled, detached, deleted).
 func (s *Scheduler) Untrack(key types.NamespacedName) {
-	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.items[key]
@@ -208,7 +204,6 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 
 // Tracked reports whether a task is followed (for tests and the bench).
 func (s *Scheduler) Tracked(key types.NamespacedName) bool {
-	s.init()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.items[key]
@@ -224,7 +219,6 @@ func (s *Scheduler) poke() {
 
 // Start runs the loop until ctx ends (a manager Runnable).
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.init()
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
@@ -341,45 +335,6 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) 
 		return
 	}
 	s.Dispatcher.deliver(Key{Delegation: it.key, Kind: KindGet}, res)
-}
-
-// Fingerprint is what a read reported, as far as the Delegation's status
-// shows it: state, status text, whether a lease is held, spend, and the
-// result once the task ended (status keeps no result before). The lease's
-// new expiry alone is not in it: a renewal is not a change.
-func Fingerprint(t *a2a.Task, err error) string {
-	switch {
-	case a2a.IsTaskNotFound(err):
-		return "error:not-found"
-	case err != nil:
-		return "error"
-	case t == nil:
-		return ""
-	}
-	view := struct {
-		State     a2a.State
-		Text      string
-		Failure   string
-		Leased    bool
-		Spent     map[string]int64
-		Result    string
-		Artifacts int
-	}{State: t.State, Text: t.StatusText, Failure: t.FailureClass, Leased: !t.LeaseExpiresAt.IsZero()}
-	if t.State.Terminal() {
-		view.Result, view.Artifacts = t.ResultText, len(t.Artifacts)
-	}
-	if view.State == a2a.StateSubmitted {
-		// Submitted and Working are both Running: a task that only started
-		// working is not worth a status write.
-		view.State = a2a.StateWorking
-	}
-	if t.Usage != nil {
-		view.Spent = t.Usage.Spent
-	}
-	// A hash, not the text: one is kept per followed task.
-	h := fnv.New64a()
-	_ = json.NewEncoder(h).Encode(view)
-	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 type dueHeap []*item

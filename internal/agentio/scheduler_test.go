@@ -89,7 +89,7 @@ func TestFingerprintTellsChangesFromRenewals(t *testing.T) {
 // interval after a busy reconciler got round to applying the answer.
 func TestFirstReadCountsFromTheSendsAnswer(t *testing.T) {
 	now := time.Unix(5000, 0)
-	s := &Scheduler{Clock: clocktesting.NewFakeClock(now)}
+	s := NewScheduler(NewDispatcher(0, 0), clocktesting.NewFakeClock(now))
 	key := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
 	cases := []struct {
 		name  string
@@ -121,7 +121,7 @@ func TestFirstReadCountsFromTheSendsAnswer(t *testing.T) {
 func TestNextReadAfterLateAndMissingAnswers(t *testing.T) {
 	now := time.Unix(5000, 0)
 	clk := clocktesting.NewFakeClock(now)
-	s := &Scheduler{Clock: clk}
+	s := NewScheduler(NewDispatcher(0, 0), clk)
 	key := types.NamespacedName{Namespace: "ns", Name: "leased"}
 	interval := 10 * time.Second
 	s.Track(key, Follow{Interval: interval, Read: ReadRequest{TaskID: "t", Lease: true}, Since: now})
@@ -163,9 +163,8 @@ func TestNextReadAfterLateAndMissingAnswers(t *testing.T) {
 // is made all the same.
 func TestNoPollOnTopOfAnUntakenAnswer(t *testing.T) {
 	now := time.Unix(5000, 0)
-	d := &Dispatcher{}
-	d.init()
-	s := &Scheduler{Dispatcher: d, Clock: clocktesting.NewFakeClock(now)}
+	d := NewDispatcher(0, 0)
+	s := NewScheduler(d, clocktesting.NewFakeClock(now))
 	for _, leased := range []bool{false, true} {
 		key := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("leased-%t", leased)}
 		s.Track(key, Follow{Interval: 10 * time.Second, Read: ReadRequest{TaskID: "t", Lease: leased}})
@@ -197,7 +196,7 @@ func TestNoPollOnTopOfAnUntakenAnswer(t *testing.T) {
 // it already followed keeps its own due time.
 func TestResumedTasksAreDueAtOnceShortestIntervalFirst(t *testing.T) {
 	now := time.Unix(5000, 0)
-	s := &Scheduler{Clock: clocktesting.NewFakeClock(now)}
+	s := NewScheduler(NewDispatcher(0, 0), clocktesting.NewFakeClock(now))
 	key := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: n} }
 	s.Track(key("followed"), Follow{Interval: 5 * time.Second, Since: now})
 	s.resume(map[types.NamespacedName]Follow{

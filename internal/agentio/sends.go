@@ -31,7 +31,6 @@ type SendRecord struct {
 
 // SendRecord returns the record of a Delegation's sends, if any.
 func (d *Dispatcher) SendRecord(key types.NamespacedName) (SendRecord, bool) {
-	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.sends[key]
@@ -41,7 +40,6 @@ func (d *Dispatcher) SendRecord(key types.NamespacedName) (SendRecord, bool) {
 // SendResolved drops the record once the send's fate is known (a task id,
 // a refusal, the Delegation settled or gone).
 func (d *Dispatcher) SendResolved(key types.NamespacedName) {
-	d.init()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sends = shrinkmap.Delete(d.sends, key, &d.peaks.sends)

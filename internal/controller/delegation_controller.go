@@ -292,9 +292,8 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		r.Calls.Connector = r.Connector
 	}
 	if r.Scheduler == nil {
-		r.Scheduler = &agentio.Scheduler{}
+		r.Scheduler = agentio.NewScheduler(r.Calls, nil)
 	}
-	r.Scheduler.Dispatcher = r.Calls
 	r.Scheduler.Resume = r.runningTasks
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err
