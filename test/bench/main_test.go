@@ -101,7 +101,7 @@ type sizes struct {
 
 func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
-		LeaseTTL: 3 * time.Second, Hold: 6 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
+		LeaseTTL: 3 * time.Second, Hold: 2 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
 		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10,
 		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second}
 	if os.Getenv("BENCH_SCALE") == "full" {
