@@ -244,13 +244,13 @@ func TestEveryMapKeyedByDelegationIsPrunedWhenItGoes(t *testing.T) {
 		e.g.Expect(e.agent.Cancelled(id)).To(BeTrue(), "task %s was cancelled", id)
 	}
 	e.g.Eventually(func(g Gomega) {
-		g.Expect(r.cascaded.size()).To(BeZero(), "the cascade's records")
+		g.Expect(r.memory.cascaded.size()).To(BeZero(), "the cascade's records")
 		for _, name := range names {
 			key := types.NamespacedName{Namespace: e.ns, Name: name}
 			_, sent := r.Calls.SendRecord(key)
 			g.Expect(sent).To(BeFalse(), name)
 			g.Expect(r.Scheduler.Tracked(key)).To(BeFalse(), name)
-			_, handled := r.handled.Load(key)
+			_, handled := r.memory.handled.Load(key)
 			g.Expect(handled).To(BeFalse(), name)
 			for _, kind := range []agentio.Kind{agentio.KindStart, agentio.KindGet, agentio.KindCancel, agentio.KindReply} {
 				g.Expect(r.Calls.Has(agentio.Key{Delegation: key, Kind: kind})).To(BeFalse(), name+"/"+string(kind))

@@ -38,7 +38,7 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting boo
 		return true, err
 	}
 	agentKey := client.ObjectKeyFromObject(s.agent)
-	a := &r.admission
+	a := &r.memory.admission
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.admitted == nil {

@@ -7,13 +7,16 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 	"github.com/tether-dev/tether/internal/tracing"
@@ -56,7 +59,7 @@ func lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
 // dispatchSend sends the first message. The terms it is made under are
 // kept until its answer is applied (see sentTerms).
 func (r *DelegationReconciler) dispatchSend(s *scope) {
-	r.sentTerms.Store(client.ObjectKeyFromObject(s.d),
+	r.memory.sentTerms.Store(client.ObjectKeyFromObject(s.d),
 		sentTerms{marker: s.d.Status.SendStarted.DeepCopy(), deadline: s.d.Status.Deadline.DeepCopy()})
 	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))))
 }
@@ -193,4 +196,91 @@ func (r *DelegationReconciler) followOf(d *v1alpha1.Delegation, agent *v1alpha1.
 		interval = renew
 	}
 	return agentio.Follow{Target: r.target(d, agent), Read: readRequest(d, agent), Interval: interval}
+}
+
+func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
+	d := s.d
+	req := a2a.SendRequest{
+		MessageID: delegation.MessageID(string(d.UID), -1),
+		ContextID: contextID,
+		Skill:     d.Spec.Skill,
+		Metadata:  map[string]any{},
+	}
+	if m := d.Spec.Message; m != nil {
+		req.Text = m.Text
+		for k, v := range m.Metadata {
+			req.Metadata[k] = v
+		}
+		req.Parts = wireParts(m.Parts)
+	}
+	// The identity claim is written last: user metadata never overrides it
+	// (admission also refuses keys under https://tether.dev/).
+	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
+	if d.Spec.Lease != nil {
+		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
+	}
+	if r.Push != nil && s.agent != nil && s.agent.Status.PushNotifications {
+		req.Push = r.Push.Target(d)
+	}
+	if b := d.Status.Budget; (b != nil && b.Granted != nil) || d.Status.Deadline != nil {
+		req.Budget = &a2a.BudgetGrant{}
+		if b != nil {
+			req.Budget.Meters = b.Granted
+		}
+		if d.Status.Deadline != nil {
+			req.Budget.Deadline = d.Status.Deadline.Time
+		}
+	}
+	return req
+}
+
+// reservedMetadataPrefix marks metadata keys only the operator writes.
+const reservedMetadataPrefix = "https://tether.dev/"
+
+// replyRequest builds the send of spec.replies[i] to the task waiting for
+// input: its text, parts and metadata, with the extensions it names activated
+// for this call only. The message id is derived from the UID and the index,
+// so a retried reply is recognisable.
+func replyRequest(d *v1alpha1.Delegation, i int) a2a.SendRequest {
+	r := d.Spec.Replies[i]
+	req := a2a.SendRequest{
+		MessageID:  delegation.MessageID(string(d.UID), i),
+		ContextID:  d.Status.ContextID,
+		TaskID:     d.Status.TaskID,
+		Text:       r.Text,
+		Parts:      wireParts(r.Parts),
+		Extensions: r.Extensions,
+	}
+	if len(r.Metadata) > 0 {
+		req.Metadata = make(map[string]any, len(r.Metadata))
+		for k, v := range r.Metadata {
+			// Keys under https://tether.dev/ are the operator's (the delegation
+			// identity claim lives there): a reply never carries them.
+			if strings.HasPrefix(k, reservedMetadataPrefix) {
+				continue
+			}
+			// JSON values pass through as they are (a2a keeps numbers exact).
+			req.Metadata[k] = json.RawMessage(v.Raw)
+		}
+	}
+	// A reply carries the claim of the Delegation sending it, as the first
+	// message does: agents never take it from the task's history.
+	if req.Metadata == nil {
+		req.Metadata = map[string]any{}
+	}
+	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
+	return req
+}
+
+// wireParts converts a message's or a reply's parts.
+func wireParts(parts []v1alpha1.Part) []a2a.Part {
+	out := make([]a2a.Part, 0, len(parts))
+	for _, p := range parts {
+		part := a2a.Part{Text: p.Text, URL: p.URL, MediaType: p.MediaType, Filename: p.Filename}
+		if p.Data != nil {
+			part.Data = p.Data.Raw
+		}
+		out = append(out, part)
+	}
+	return out
 }

@@ -92,7 +92,7 @@ func (c *cascaded) size() int {
 // client's rate; their finalizers then only confirm. A Detach child and
 // its subtree are left alone.
 func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1.Delegation, reason string) {
-	if !r.cascaded.first(client.ObjectKeyFromObject(root), root.UID) {
+	if !r.memory.cascaded.first(client.ObjectKeyFromObject(root), root.UID) {
 		return
 	}
 	agents := map[string]*v1alpha1.Agent{}
@@ -117,7 +117,7 @@ func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1
 			seen[child.UID] = true
 			queue = append(queue, child)
 			if r.dispatchChildCancel(ctx, child, agents) {
-				r.cascaded.record(client.ObjectKeyFromObject(child), reason)
+				r.memory.cascaded.record(client.ObjectKeyFromObject(child), reason)
 				sent++
 			}
 		}
@@ -152,7 +152,7 @@ func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v
 
 // cascadeStep is the cancel a cascade started for this Delegation, if any.
 func (r *DelegationReconciler) cascadeStep(d *v1alpha1.Delegation) (delegation.Step, bool) {
-	reason, ok := r.cascaded.reason(client.ObjectKeyFromObject(d), false)
+	reason, ok := r.memory.cascaded.reason(client.ObjectKeyFromObject(d), false)
 	if !ok {
 		return delegation.Step{}, false
 	}

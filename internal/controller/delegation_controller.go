@@ -8,15 +8,11 @@ package controller
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +26,6 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
-	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // Field indexes that let a change to one object requeue the objects naming it.
@@ -42,92 +37,18 @@ const (
 	indexWaiting = "status.waitingFor"
 )
 
-// Options are the operator's tunables for Delegations.
-type Options struct {
-	// CancelTimeout bounds how long CancelTask is retried before a finalizer
-	// lets go (the lease bounds the orphan).
-	CancelTimeout time.Duration
-	// SendTimeout bounds how long a send may go without a task id before the
-	// Delegation fails as Unreachable.
-	SendTimeout time.Duration
-	// MaxDepth bounds parentRef chains.
-	MaxDepth int
-	// ResultTextLimit bounds status.result.text (bytes).
-	ResultTextLimit int
-	// MaxConcurrentReconciles is the number of workers.
-	MaxConcurrentReconciles int
-	// MinHandOverTTL, when set, is the shortest lease.ttl that survives a
-	// leader hand-over; a Delegation asking for less is warned.
-	MinHandOverTTL time.Duration
-}
-
-func (o Options) withDefaults() Options {
-	if o.CancelTimeout == 0 {
-		o.CancelTimeout = 2 * time.Minute
-	}
-	if o.SendTimeout == 0 {
-		o.SendTimeout = 2 * time.Minute
-	}
-	if o.MaxDepth == 0 {
-		o.MaxDepth = 16
-	}
-	if o.ResultTextLimit == 0 {
-		o.ResultTextLimit = 16 << 10
-	}
-	if o.MaxConcurrentReconciles == 0 {
-		o.MaxConcurrentReconciles = 4
-	}
-	return o
-}
-
-// DelegationReconciler sends each Delegation's task and follows it.
-type DelegationReconciler struct {
-	client.Client
-	// APIReader reads around the cache: a send is only made from a fresh read.
-	APIReader client.Reader
-	Connector *agentio.Connector
-	// Calls runs every A2A call on the Agent's pool; nil builds one with
-	// the defaults.
-	Calls *agentio.Dispatcher
-	// Scheduler renews and polls running tasks; nil builds one.
-	Scheduler *agentio.Scheduler
-	Recorder  events.EventRecorder
-	Options   Options
-	// sentTerms holds, per Delegation, the terms of a send on its way.
-	sentTerms sync.Map
-	// Push, when set, is registered with agents that push notifications.
-	Push *PushReceiver
-	// Clock is the clock; tests may replace it.
-	Clock clock.PassiveClock
-
-	admission admission
-	cascaded  cascaded
-	// handled is the resourceVersion each Delegation had when this process
-	// last finished a pass on it.
-	handled sync.Map
-	// afterCharge, when set, runs after a child charged its parent and
-	// before its own status is written: tests stop the operator there.
-	afterCharge func(ctx context.Context)
-	// beforeReplySend, when set, runs after a reply was claimed in status
-	// and before it is sent: tests stop the operator there.
-	beforeReplySend func(ctx context.Context)
-}
-
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegations/finalizers,verbs=update
 
-// Reconcile reads the Delegation, asks internal/delegation what to do, does it
-// and writes status once.
-func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+// Reconcile reads the Delegation, runs the phases of this pass (the state
+// machine of internal/delegation chooses the step) and ends the pass in
+// finishPass: one status write, then the task handed on.
+func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	d := &v1alpha1.Delegation{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Scheduler.Untrack(req.NamespacedName)
-			r.Calls.Forget(req.NamespacedName)
-			r.handled.Delete(req.NamespacedName)
-			r.cascaded.forget(req.NamespacedName)
-			r.sentTerms.Delete(req.NamespacedName)
+			r.memory.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -139,146 +60,95 @@ func (r *DelegationReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			return ctrl.Result{}, nil
 		}
 	}
-	defer func() {
-		// A conflict means a newer version exists; its event brings us back.
-		if apierrors.IsConflict(retErr) {
-			res, retErr = ctrl.Result{RequeueAfter: time.Second}, nil
-		}
-	}()
 	// A group holds a budget for its children from the start: it takes
 	// the finalizer first. A task takes it with its send marker (one write).
 	if base := d.DeepCopy(); !deleting && delegation.IsGroup(&d.Spec) && controllerutil.AddFinalizer(d, v1alpha1.Finalizer) {
 		// A patch of the finalizer alone: an Update would write spec back as
 		// Go serialises it and take it from its GitOps owner. The next pass
 		// comes from the update event.
-		return ctrl.Result{}, r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+		return requeueOnConflict(ctrl.Result{}, r.Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
 	}
-
-	s := newScope(d, r.now())
-	if rec, ok := r.Calls.SendRecord(req.NamespacedName); ok {
-		s.sendLeft = rec.FirstLeft
-	}
-	if rv, ok := r.handled.Load(req.NamespacedName); !ok || rv != d.ResourceVersion {
-		s.changed = true
-	}
-	defer func() {
-		wasSettled := delegation.Settled(s.base.Status.Phase)
-		if !s.skipStatus || retErr != nil {
-			// A deleting object's generation moved with its deletion: it
-			// is not written for that alone.
-			if err := r.writeStatus(ctx, s, retErr == nil && !deleting); err != nil {
-				retErr = errors.Join(retErr, err)
-			}
-		}
-		if retErr != nil {
-			// What this pass took is not written: the next pass applies it.
-			for _, t := range s.taken {
-				r.Calls.Restore(t.key, t.res)
-			}
-			return
-		}
-		if delegation.Settled(s.d.Status.Phase) {
-			r.cascaded.reason(req.NamespacedName, true)
-		}
-		if s.appliedTerms != nil {
-			r.sentTerms.CompareAndDelete(req.NamespacedName, s.appliedTerms)
-		}
-		r.handled.Store(req.NamespacedName, s.d.ResourceVersion)
-		if s.d.Status.TaskID != "" || delegation.Settled(s.d.Status.Phase) {
-			r.Calls.SendResolved(req.NamespacedName)
-		}
-		r.schedule(s, &s.seen)
-		if !wasSettled && delegation.Settled(s.d.Status.Phase) {
-			// A parent that ended cancels its children's tasks at once.
-			r.cascadeCancel(ctx, s.d, delegation.ReasonParentEnded)
-		}
-	}()
-	phases := []func(context.Context, *scope) (ctrl.Result, error){
-		r.reconcileParent,
-		r.reconcileAgent,
-		r.reconcileChildren,
-		r.reconcileTask,
-	}
+	s := r.newPass(d)
+	phases := []phase{r.reconcileParent, r.reconcileAgent, r.reconcileChildren, r.reconcileTask}
 	if deleting {
-		phases = []func(context.Context, *scope) (ctrl.Result, error){
-			r.reconcileParent,
-			r.reconcileAgent,
-			r.cancelOnDelete,
-			r.releaseFinalizer,
-		}
+		phases = []phase{r.reconcileParent, r.reconcileAgent, r.cancelOnDelete, r.releaseFinalizer}
 	}
-	for _, phase := range phases {
-		res, err := phase(ctx, s)
-		if err != nil || s.done {
+	res, err := runPhases(ctx, s, phases)
+	return requeueOnConflict(r.finishPass(ctx, s, res, err))
+}
+
+// phase is one step of a pass; a pass stops at the first that fails, ends
+// the pass (scope.done) or asks to come back later.
+type phase func(context.Context, *scope) (ctrl.Result, error)
+
+func runPhases(ctx context.Context, s *scope, phases []phase) (ctrl.Result, error) {
+	for _, run := range phases {
+		res, err := run(ctx, s)
+		if err != nil || s.done || res.RequeueAfter > 0 {
 			return res, err
-		}
-		if res.RequeueAfter > 0 {
-			return res, nil
 		}
 	}
 	return ctrl.Result{}, nil
 }
 
-func (r *DelegationReconciler) clock() clock.PassiveClock {
-	if r.Clock != nil {
-		return r.Clock
+// newPass starts a pass on d with what this process knows of it.
+func (r *DelegationReconciler) newPass(d *v1alpha1.Delegation) *scope {
+	key := client.ObjectKeyFromObject(d)
+	s := newScope(d, r.now())
+	if rec, ok := r.Calls.SendRecord(key); ok {
+		s.sendLeft = rec.FirstLeft
 	}
-	return clock.RealClock{}
+	if rv, ok := r.memory.handled.Load(key); !ok || rv != d.ResourceVersion {
+		s.changed = true
+	}
+	return s
 }
 
-func (r *DelegationReconciler) now() time.Time { return r.clock().Now() }
-
-// writeStatus derives the conditions and patches status when something a
-// user can see changed; observedGeneration only moves after a clean pass.
-func (r *DelegationReconciler) writeStatus(ctx context.Context, s *scope, clean bool) error {
-	d := s.d
-	if clean {
-		d.Status.ObservedGeneration = d.Generation
-	}
-	delegation.SetConditions(d, s.now)
-	r.warnShortLease(s)
-	if equality.Semantic.DeepEqual(s.base.Status, d.Status) {
-		return nil
-	}
-	// The lock makes a pass that read a stale copy fail instead of acting on
-	// it: a reply is only made after its claim was written this way.
-	if err := r.Status().Patch(ctx, d, client.MergeFromWithOptions(s.raw, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	r.recordTransition(s.base, d)
-	if !s.base.Status.Phase.Settled() && d.Status.Phase.Settled() {
-		tracing.RecordSettled(ctx, r.Client, d)
-	}
-	s.base = d.DeepCopy()
-	s.raw = d.DeepCopy()
-	return nil
-}
-
-// persistStatus writes status now (before a send) instead of at the end.
-func (r *DelegationReconciler) persistStatus(ctx context.Context, s *scope) error {
-	return r.writeStatus(ctx, s, false)
-}
-
-// recordTransition emits one Event per phase change.
-func (r *DelegationReconciler) recordTransition(before, after *v1alpha1.Delegation) {
-	if before.Status.Phase == after.Status.Phase || after.Status.Phase == "" {
-		return
-	}
-	reason, note, kind := string(after.Status.Phase), "", "Normal"
-	if o := after.Status.Outcome; o != nil {
-		note = o.Message
-		if o.Reason != "" {
-			reason = o.Reason
+// finishPass ends a pass: status is written once (unless nothing worth a
+// write happened), then what the pass's steps left for after the write runs
+// and the task is handed on. When the pass or its write failed, the answers
+// it took are put back for the next pass, which applies them again.
+func (r *DelegationReconciler) finishPass(ctx context.Context, s *scope, res ctrl.Result, err error) (ctrl.Result, error) {
+	deleting := !s.d.DeletionTimestamp.IsZero()
+	if !s.skipStatus || err != nil {
+		// A deleting object's generation moved with its deletion: it is
+		// not written for that alone.
+		if werr := r.writeStatus(ctx, s, err == nil && !deleting); werr != nil {
+			err = errors.Join(err, werr)
 		}
 	}
-	if after.Status.Phase == v1alpha1.PhaseFailed || after.Status.Phase == v1alpha1.PhaseCanceled {
-		kind = "Warning"
+	if err != nil {
+		for _, t := range s.taken {
+			r.Calls.Restore(t.key, t.res)
+		}
+		return res, err
 	}
-	// The API server refuses Event notes over 1024 bytes.
-	r.Recorder.Eventf(after, nil, kind, reason, string(after.Status.Phase), "%s", truncate(string(after.Status.Phase)+": "+note, 1024))
+	for _, after := range s.afterWrite {
+		after(ctx)
+	}
+	r.handOn(s)
+	return res, nil
+}
+
+// handOn remembers the version this pass ended on, drops the send record
+// once the send's fate is known, and gives the task to the scheduler (or
+// takes it away).
+func (r *DelegationReconciler) handOn(s *scope) {
+	key := client.ObjectKeyFromObject(s.d)
+	r.memory.handled.Store(key, s.d.ResourceVersion)
+	if s.d.Status.TaskID != "" || delegation.Settled(s.d.Status.Phase) {
+		r.Calls.SendResolved(key)
+	}
+	r.schedule(s, &s.seen)
+}
+
+// requeueOnConflict: a conflict means a newer version exists; its event
+// brings the Delegation back, and the requeue is a safety net.
+func requeueOnConflict(res ctrl.Result, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return res, err
 }
 
 // SetupWithManager indexes Delegations by parent and agent, so a parent's or
@@ -294,6 +164,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	if r.Scheduler == nil {
 		r.Scheduler = agentio.NewScheduler(r.Calls, nil)
 	}
+	r.memory.calls, r.memory.scheduler = r.Calls, r.Scheduler
 	r.Scheduler.Resume = r.runningTasks
 	if err := mgr.Add(r.Scheduler); err != nil {
 		return err

@@ -40,9 +40,6 @@ type scope struct {
 	taken []takenResult
 	// seen is the Fingerprint of the task report applied in this pass.
 	seen string
-	// appliedTerms are the sentTerms of the send whose answer this pass
-	// applied (nil when none).
-	appliedTerms any
 	// sendLeft is when this process's first send of the task left (zero
 	// when it made none): the send's window counts from it.
 	sendLeft time.Time
@@ -59,6 +56,11 @@ type scope struct {
 	children  v1alpha1.ChildCounts
 	// done ends the pass early (the object changed under us).
 	done bool
+	// afterWrite is what steps left for after the pass's status write
+	// landed (finishPass runs it; a failed pass drops it).
+	afterWrite []func(context.Context)
+	// settling: a step of this pass settled the Delegation (setPhase).
+	settling bool
 }
 
 func newScope(d *v1alpha1.Delegation, now time.Time) *scope {

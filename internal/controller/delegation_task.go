@@ -94,44 +94,6 @@ func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (waiting b
 	return false, nil
 }
 
-// setPhase records a decision: the one place status.phase and
-// status.outcome are written. The start time and deadline are fixed when
-// the Delegation first leaves Pending, the completion time when it settles.
-func (r *DelegationReconciler) setPhase(s *scope, rec delegation.Record) {
-	st := &s.d.Status
-	if rec.Phase != v1alpha1.PhasePending && st.StartTime == nil {
-		r.markStarted(s)
-	}
-	st.Phase = rec.Phase
-	out := rec.Outcome
-	out.Message = truncate(out.Message, maxOutcomeMessage) // agents write what they like
-	st.Outcome = &out
-	if delegation.Settled(rec.Phase) && st.CompletionTime == nil {
-		now := metav1.NewTime(s.now)
-		st.CompletionTime = &now
-	}
-}
-
-func (r *DelegationReconciler) markStarted(s *scope) {
-	st := &s.d.Status
-	// A task starts when its send was recorded, so every pass derives the
-	// same start time and deadline from the marker.
-	now := metav1.NewTime(s.now)
-	if st.SendStarted != nil {
-		now = *st.SendStarted
-	}
-	st.StartTime = &now
-	r.grantOwnBudget(s)
-	var parentDeadline time.Time
-	if s.parent != nil {
-		parentDeadline = s.parent.Deadline
-	}
-	if d := delegation.Deadline(&s.d.Spec, parentDeadline, now.Time); !d.IsZero() {
-		dl := metav1.NewTime(d)
-		st.Deadline = &dl
-	}
-}
-
 // startTask adopts spec.taskID, adopts a send that was in flight when the
 // operator stopped, or sends the first message. The call runs on the
 // Agent's pool; the pass that finds its result applies it.
@@ -169,42 +131,6 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	return r.sendTask(ctx, s)
-}
-
-func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
-	d := s.d
-	req := a2a.SendRequest{
-		MessageID: delegation.MessageID(string(d.UID), -1),
-		ContextID: contextID,
-		Skill:     d.Spec.Skill,
-		Metadata:  map[string]any{},
-	}
-	if m := d.Spec.Message; m != nil {
-		req.Text = m.Text
-		for k, v := range m.Metadata {
-			req.Metadata[k] = v
-		}
-		req.Parts = wireParts(m.Parts)
-	}
-	// The identity claim is written last: user metadata never overrides it
-	// (admission also refuses keys under https://tether.dev/).
-	req.Metadata[a2a.DelegationMetadataKey] = d.Namespace + "/" + d.Name
-	if d.Spec.Lease != nil {
-		req.Lease = &a2a.LeaseRequest{TTL: d.Spec.Lease.TTL.Duration}
-	}
-	if r.Push != nil && s.agent != nil && s.agent.Status.PushNotifications {
-		req.Push = r.Push.Target(d)
-	}
-	if b := d.Status.Budget; (b != nil && b.Granted != nil) || d.Status.Deadline != nil {
-		req.Budget = &a2a.BudgetGrant{}
-		if b != nil {
-			req.Budget.Meters = b.Granted
-		}
-		if d.Status.Deadline != nil {
-			req.Budget.Deadline = d.Status.Deadline.Time
-		}
-	}
-	return req
 }
 
 // followTask applies a read of the task when one came back (from the
