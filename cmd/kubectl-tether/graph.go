@@ -82,33 +82,55 @@ func renderDot(nodes []graphNode, namespaces bool) string {
 	b.WriteString("digraph tether {\n  rankdir=TB;\n")
 	b.WriteString(`  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];` + "\n")
 	b.WriteString(`  edge [color="#6b7280"];` + "\n")
-	ns := ""
+	writeGraph(&b, nodes, namespaces, graphSyntax{
+		openGroup: func(b *strings.Builder, i int, ns string) {
+			fmt.Fprintf(b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotString(ns))
+		},
+		closeGroup: "  }\n",
+		node: func(b *strings.Builder, indent string, n graphNode) {
+			fill := phaseFills[n.phase]
+			fmt.Fprintf(b, "%s%s [label=%s, fillcolor=%s, color=%s];\n", indent, n.id,
+				dotString(strings.Join(n.lines, "\n")), dotString(fill[0]), dotString(fill[1]))
+		},
+		edge: "  %s -> %s;\n",
+	})
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// graphSyntax is how one output format writes the parts of a graph.
+type graphSyntax struct {
+	openGroup  func(b *strings.Builder, i int, namespace string)
+	closeGroup string
+	node       func(b *strings.Builder, indent string, n graphNode)
+	edge       string // a format of the parent's and the child's ids
+}
+
+// writeGraph walks the nodes once for every format: with namespaces each
+// namespace is a group, then an edge from each parent to its child.
+func writeGraph(b *strings.Builder, nodes []graphNode, namespaces bool, g graphSyntax) {
+	ns, indent := "", "  "
+	if namespaces {
+		indent = "    "
+	}
 	for i, n := range nodes {
 		if namespaces && n.namespace != ns {
 			if ns != "" {
-				b.WriteString("  }\n")
+				b.WriteString(g.closeGroup)
 			}
 			ns = n.namespace
-			fmt.Fprintf(&b, "  subgraph cluster_%d {\n    label=%s;\n", i, dotString(ns))
+			g.openGroup(b, i, ns)
 		}
-		indent := "  "
-		if namespaces {
-			indent = "    "
-		}
-		fill := phaseFills[n.phase]
-		fmt.Fprintf(&b, "%s%s [label=%s, fillcolor=%s, color=%s];\n", indent, n.id,
-			dotString(strings.Join(n.lines, "\n")), dotString(fill[0]), dotString(fill[1]))
+		g.node(b, indent, n)
 	}
 	if namespaces && ns != "" {
-		b.WriteString("  }\n")
+		b.WriteString(g.closeGroup)
 	}
 	for _, n := range nodes {
 		if n.parent != "" {
-			fmt.Fprintf(&b, "  %s -> %s;\n", n.parent, n.id)
+			fmt.Fprintf(b, g.edge, n.parent, n.id)
 		}
 	}
-	b.WriteString("}\n")
-	return b.String()
 }
 
 // dotString quotes s as a DOT string: quotes and backslashes escaped, a
@@ -127,35 +149,22 @@ func dotString(s string) string {
 func renderMermaid(nodes []graphNode, namespaces bool) string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
-	ns := ""
 	used := map[v1alpha1.Phase]bool{}
-	for i, n := range nodes {
-		if namespaces && n.namespace != ns {
-			if ns != "" {
-				b.WriteString("  end\n")
+	writeGraph(&b, nodes, namespaces, graphSyntax{
+		openGroup: func(b *strings.Builder, i int, ns string) {
+			fmt.Fprintf(b, "  subgraph ns%d[\"%s\"]\n", i, mermaidText(ns))
+		},
+		closeGroup: "  end\n",
+		node: func(b *strings.Builder, indent string, n graphNode) {
+			texts := make([]string, len(n.lines))
+			for j, l := range n.lines {
+				texts[j] = mermaidText(l)
 			}
-			ns = n.namespace
-			fmt.Fprintf(&b, "  subgraph ns%d[\"%s\"]\n", i, mermaidText(ns))
-		}
-		indent := "  "
-		if namespaces {
-			indent = "    "
-		}
-		texts := make([]string, len(n.lines))
-		for j, l := range n.lines {
-			texts[j] = mermaidText(l)
-		}
-		fmt.Fprintf(&b, "%s%s[\"%s\"]:::%s\n", indent, n.id, strings.Join(texts, "<br/>"), mermaidClass(n.phase))
-		used[n.phase] = true
-	}
-	if namespaces && ns != "" {
-		b.WriteString("  end\n")
-	}
-	for _, n := range nodes {
-		if n.parent != "" {
-			fmt.Fprintf(&b, "  %s --> %s\n", n.parent, n.id)
-		}
-	}
+			fmt.Fprintf(b, "%s%s[\"%s\"]:::%s\n", indent, n.id, strings.Join(texts, "<br/>"), mermaidClass(n.phase))
+			used[n.phase] = true
+		},
+		edge: "  %s --> %s\n",
+	})
 	classes := map[string]bool{}
 	for _, p := range []v1alpha1.Phase{"", v1alpha1.PhasePending, v1alpha1.PhaseRunning, v1alpha1.PhaseInputRequired,
 		v1alpha1.PhaseAuthRequired, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed, v1alpha1.PhaseCanceled, v1alpha1.PhaseDetached} {
