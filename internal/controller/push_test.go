@@ -6,7 +6,12 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,4 +93,110 @@ func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 	g.Expect(post("/push/"+ns+"/missing", "A2A-Notification-Token", target.Token, `{}`)).To(Equal(http.StatusUnauthorized),
 		"an unknown name answers like a bad token")
 	g.Expect(p.events).To(HaveLen(3), "each accepted notification requeues the Delegation")
+}
+
+// A push token is good for one send of one Delegation, until its deadline
+// and while it has not settled (real API server: the receiver reads the
+// Delegation as the operator's cache would).
+func TestPushTokenIsBoundToTheSendAndExpires(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	sent := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+	future, past := metav1.NewTime(time.Now().Add(time.Hour)), metav1.NewTime(time.Now().Add(-time.Second))
+	create := func(name string, status v1alpha1.DelegationStatus) *v1alpha1.Delegation {
+		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.DelegationSpec{
+			AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+		g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
+		d.Status = status
+		g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
+		return d
+	}
+	post := func(d *v1alpha1.Delegation, token string) int {
+		req := httptest.NewRequest(http.MethodPost, "/push/"+ns+"/"+d.Name, strings.NewReader(`{}`))
+		req.Header.Set("A2A-Notification-Token", token)
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		return rec.Code
+	}
+
+	running := create("running", v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, SendStarted: &sent, Deadline: &future})
+	token := p.Target(running).Token
+	g.Expect(post(running, token)).To(Equal(http.StatusNoContent))
+
+	// Another send of the same Delegation (another marker) has another token.
+	earlier := running.DeepCopy()
+	earlier.Status.SendStarted = &metav1.Time{Time: sent.Add(-time.Hour)}
+	g.Expect(post(running, p.Target(earlier).Token)).To(Equal(http.StatusUnauthorized))
+	// The expiry cannot be moved: it is signed.
+	_, mac, _ := strings.Cut(token, ".")
+	g.Expect(post(running, "0."+mac)).To(Equal(http.StatusUnauthorized))
+	// The token of the earlier format, HMAC(UID), is no longer accepted.
+	old := hmac.New(sha256.New, p.Key)
+	old.Write([]byte(running.UID))
+	g.Expect(post(running, base64.RawURLEncoding.EncodeToString(old.Sum(nil)))).To(Equal(http.StatusUnauthorized))
+
+	// Past the deadline the token has expired.
+	expired := create("expired", v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, SendStarted: &sent, Deadline: &past})
+	g.Expect(post(expired, p.Target(expired).Token)).To(Equal(http.StatusUnauthorized))
+
+	// Once the Delegation settled, nothing is left to follow.
+	settled := create("settled", v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, SendStarted: &sent})
+	token = p.Target(settled).Token
+	g.Expect(post(settled, token)).To(Equal(http.StatusNoContent), "no deadline: good while it runs")
+	settled.Status.Phase = v1alpha1.PhaseSucceeded
+	g.Expect(k8sClient.Status().Update(context.Background(), settled)).To(Succeed())
+	g.Expect(post(settled, token)).To(Equal(http.StatusUnauthorized))
+	g.Expect(p.events).To(HaveLen(2), "only the two accepted notifications requeue")
+}
+
+// One source holding connections with slow headers gets at most
+// maxPushConnsPerSource of them; the next is closed at once, and another
+// source is still served.
+func TestPushReceiverLimitsConnectionsPerSource(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- p.serve(ctx, ln) }()
+	t.Cleanup(func() {
+		stop()
+		g.Expect(<-served).To(Succeed())
+	})
+	dial := func(source string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", ln.Addr().String())
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	slow := make([]net.Conn, 0, maxPushConnsPerSource)
+	for range maxPushConnsPerSource {
+		c := dial("127.0.0.1")
+		_, err := io.WriteString(c, "POST /push/ns/x HTTP/1.1\r\nHost: push\r\n") // headers never finish
+		g.Expect(err).NotTo(HaveOccurred())
+		slow = append(slow, c)
+	}
+	// Connections are accepted in order: the next one from this source
+	// finds the source full and is closed before the header timeout.
+	extra := dial("127.0.0.1")
+	_ = extra.SetReadDeadline(time.Now().Add(4 * time.Second))
+	_, err = extra.Read(make([]byte, 1))
+	g.Expect(err).To(MatchError(io.EOF), "the %d+1st connection of one source is closed unanswered", maxPushConnsPerSource)
+
+	other := dial("127.0.0.2")
+	_ = other.SetDeadline(time.Now().Add(4 * time.Second))
+	_, err = io.WriteString(other, "POST /push/ns/x HTTP/1.1\r\nHost: push\r\nContent-Length: 0\r\n\r\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	resp, err := http.ReadResponse(bufio.NewReader(other), nil)
+	g.Expect(err).NotTo(HaveOccurred(), "another source is served")
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+	g.Expect(slow).To(HaveLen(maxPushConnsPerSource))
 }

@@ -6,34 +6,17 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
-	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/tracing"
+	"github.com/tether-dev/tether/internal/tracing/tracingtest"
 )
-
-var (
-	spansOnce sync.Once
-	spans     *tracetest.InMemoryExporter
-)
-
-// recordSpans turns tracing on for this test process, with every span
-// kept in memory. Parallel tests' spans land there too; each test reads
-// its own trace.
-func recordSpans() *tracetest.InMemoryExporter {
-	spansOnce.Do(func() {
-		spans = tracetest.NewInMemoryExporter()
-		tracing.Install(tracing.NewProvider(sdktrace.WithSyncer(spans), sdktrace.WithSampler(sdktrace.AlwaysSample())))
-	})
-	return spans
-}
 
 // A three-level tree across two agents is one trace: a group root (from
 // GitOps), a task at the orchestrator, and the children the orchestrator
@@ -42,7 +25,7 @@ func recordSpans() *tracetest.InMemoryExporter {
 // spans continue the calls' traceparent, and the children the orchestrator
 // created continue its span (their annotation).
 func TestATreeAcrossTwoAgentsIsOneTrace(t *testing.T) {
-	exp := recordSpans()
+	exp := tracingtest.RecordSpans()
 	e := setup(t)
 	orchestrate(t, e)
 	e.create(e.group("tree", v1alpha1.Meters{tokens: 1000}))

@@ -7,7 +7,6 @@ package agentkit
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,28 +14,12 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	. "github.com/onsi/gomega"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	tethera2a "github.com/tether-dev/tether/internal/a2a"
-	"github.com/tether-dev/tether/internal/tracing"
+	"github.com/tether-dev/tether/internal/tracing/tracingtest"
 )
-
-var (
-	kitSpansOnce sync.Once
-	kitSpans     *tracetest.InMemoryExporter
-)
-
-// recordKitSpans installs a global provider keeping every span in memory,
-// as an agent installs its own.
-func recordKitSpans() *tracetest.InMemoryExporter {
-	kitSpansOnce.Do(func() {
-		kitSpans = tracetest.NewInMemoryExporter()
-		tracing.Install(tracing.NewProvider(sdktrace.WithSyncer(kitSpans), sdktrace.WithSampler(sdktrace.AlwaysSample())))
-	})
-	return kitSpans
-}
 
 // completes finishes every task at once.
 func completes(_ context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
@@ -68,7 +51,7 @@ func traceMeta(traceparent string) map[string]any {
 // whose request carries no traceparent header continues the one there.
 func TestTaskContinuesTheTraceOfTheMessageMetadata(t *testing.T) {
 	g := NewWithT(t)
-	exp := recordKitSpans()
+	exp := tracingtest.RecordSpans()
 	a := startAgent(t, newExec(completes))
 	g.Expect(a.srv.Kit.Extensions()).To(ContainElement(HaveField("URI", tethera2a.TraceContextExtensionURI)))
 
@@ -86,7 +69,7 @@ func TestTaskContinuesTheTraceOfTheMessageMetadata(t *testing.T) {
 // traced proxy on the way replaces it with its own span).
 func TestTraceparentHeaderWinsOverTheMetadata(t *testing.T) {
 	g := NewWithT(t)
-	exp := recordKitSpans()
+	exp := tracingtest.RecordSpans()
 	a := startAgent(t, newExec(completes))
 
 	const header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -103,7 +86,7 @@ func TestTraceparentHeaderWinsOverTheMetadata(t *testing.T) {
 // A malformed value starts a trace of the agent's own instead of failing the task.
 func TestMalformedMetadataTraceparentIsIgnored(t *testing.T) {
 	g := NewWithT(t)
-	exp := recordKitSpans()
+	exp := tracingtest.RecordSpans()
 	a := startAgent(t, newExec(completes))
 	task, err := a.send(context.Background(), "go", traceMeta("not-a-traceparent"))
 	g.Expect(err).NotTo(HaveOccurred())
