@@ -29,6 +29,13 @@ type event struct {
 	ImportPath string
 }
 
+// The actions of `go test -json` this reads.
+const (
+	actionPass = "pass"
+	actionFail = "fail"
+	actionSkip = "skip"
+)
+
 type pkgResult struct {
 	name    string
 	action  string
@@ -42,7 +49,7 @@ func main() {
 	fmt.Println("\ntime per package (slowest first):")
 	for _, r := range results {
 		total += r.elapsed
-		if r.elapsed >= 0.5 || r.action != "pass" {
+		if r.elapsed >= 0.5 || r.action != actionPass {
 			fmt.Printf("  %8.1fs  %-4s %s\n", r.elapsed, r.action, r.name)
 		}
 	}
@@ -83,16 +90,16 @@ func read(in *bufio.Scanner) (failed bool, results []pkgResult) {
 			if !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "PASS") {
 				fmt.Print(e.Output)
 			}
-		case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
+		case e.Test != "" && (e.Action == actionPass || e.Action == actionSkip):
 			delete(pending, key)
-		case e.Test != "" && e.Action == "fail":
+		case e.Test != "" && e.Action == actionFail:
 			failed = true
 			if b := pending[key]; b != nil {
 				fmt.Print(b.String())
 			}
 			delete(pending, key)
-		case e.Test == "" && (e.Action == "pass" || e.Action == "fail"): // "skip": no test files
-			failed = failed || e.Action == "fail"
+		case e.Test == "" && (e.Action == actionPass || e.Action == actionFail): // skip: no test files
+			failed = failed || e.Action == actionFail
 			results = append(results, pkgResult{name: e.Package, action: e.Action, elapsed: e.Elapsed})
 		}
 	}

@@ -7,7 +7,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,15 +57,25 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 // pendingSend does what delegation.PendingSend decides for a send marker
 // without a task id: look the task up, send again, or give up.
 func (r *DelegationReconciler) pendingSend(ctx context.Context, s *scope, canList bool) (ctrl.Result, error) {
-	switch delegation.PendingSend(s.d.Status.SendResult, canList) {
-	case delegation.PlanGiveUp:
-		r.setPhase(s, delegation.SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: "+
-			"it is not sent again; a lease, if any, bounds a task started by it"))
+	return r.carryOut(ctx, s, delegation.PendingSend(s.d.Status.SendResult, canList))
+}
+
+// carryOut does what a decision about a send without a task id says: settle
+// with its record, show its note and come back (the next pass acts on
+// status.sendResult), look the task up now, or send the same message again.
+func (r *DelegationReconciler) carryOut(ctx context.Context, s *scope, step delegation.SendStep) (ctrl.Result, error) {
+	switch {
+	case step.Plan == delegation.PlanGiveUp:
+		r.setPhase(s, step.Record)
 		return ctrl.Result{}, nil
-	case delegation.PlanLookUp:
+	case step.Note != "":
+		r.noteSend(s, step.Note)
+		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(&s.d.Status, s.now))}, nil
+	case step.Plan == delegation.PlanLookUp:
 		r.dispatchLookUp(s)
 		return ctrl.Result{}, nil
 	}
+	logf.FromContext(ctx).Info("sending the same message again", "sendResult", string(s.d.Status.SendResult))
 	return r.resend(ctx, s)
 }
 
@@ -144,23 +153,19 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 		r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
 		return ctrl.Result{}, nil
 	}
-	sendResult, plan := delegation.AfterSend(result, agentio.CanList(s.agent))
+	sendResult, step := delegation.AfterSend(result, agentio.CanList(s.agent), err.Error())
 	st.SendResult = sendResult
-	if plan == delegation.PlanGiveUp {
-		r.setPhase(s, delegation.SendOutcomeUnknown("the answer to the send was lost and the agent cannot list tasks: "+
-			"it is not sent again; a lease, if any, bounds a task started by it: "+err.Error()))
-		return ctrl.Result{}, nil
+	if step.Plan != delegation.PlanGiveUp {
+		log.Info("send failed; will look the task up or send again", "result", string(result), "error", err.Error())
 	}
-	log.Info("send failed; will look the task up or send again", "result", string(result), "error", err.Error())
-	r.noteSend(s, "the send did not complete: "+err.Error())
-	return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
+	return r.carryOut(ctx, s, step)
 }
 
 // applyLookUp acts on a look-up of an earlier send: adopt what it found,
 // or do what the look-ups proved (delegation.AfterLookUp): look again,
 // send the same message again (recorded first), or give up.
 func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
-	st, lu := &s.d.Status, res.LookUp
+	lu := res.LookUp
 	if res.Found() {
 		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", res.Task.ID)
 		sendAdoptions.Inc()
@@ -172,26 +177,13 @@ func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res ag
 		return r.pendingSend(ctx, s, false)
 	}
 	rec, _ := r.Calls.SendRecord(client.ObjectKeyFromObject(s.d))
-	plan := delegation.AfterLookUp(delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
-		FailedLookUps: rec.FailedLookUps, WindowOver: delegation.SendWindowOver(s.observation(r.Options))})
-	switch {
-	case plan == delegation.PlanGiveUp && lu.Err != nil:
-		r.setPhase(s, delegation.SendOutcomeUnknown(fmt.Sprintf("no task id from the agent within %s of the send, and its last %d look-ups failed: %s",
-			r.Options.SendTimeout, rec.FailedLookUps, lu.Err.Error())))
-		return ctrl.Result{}, nil
-	case plan == delegation.PlanGiveUp:
-		r.setPhase(s, delegation.SendNeverArrived(fmt.Sprintf("the agent had no task of the send %s after it was first sent", r.Options.SendTimeout)))
-		return ctrl.Result{}, nil
-	case plan == delegation.PlanWait && lu.Err != nil:
-		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", lu.Err.Error())
-		r.noteSend(s, "looking up the task of an earlier send: "+lu.Err.Error())
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
-	case plan == delegation.PlanWait:
-		r.noteSend(s, "the answer to the send was lost; looking for the task at the agent")
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}, nil
+	result := delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
+		FailedLookUps: rec.FailedLookUps, WindowOver: delegation.SendWindowOver(s.observation(r.Options)), SendTimeout: r.Options.SendTimeout}
+	if lu.Err != nil {
+		result.Err = lu.Err.Error()
+		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", result.Err)
 	}
-	logf.FromContext(ctx).Info("the agent has no task of an earlier send; sending the same message again")
-	return r.resend(ctx, s)
+	return r.carryOut(ctx, s, delegation.AfterLookUp(result))
 }
 
 // sendSince is when the send was first recorded (now when status does not

@@ -6,7 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package delegation
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -43,6 +45,15 @@ const (
 	PlanGiveUp SendPlan = "GiveUp"
 )
 
+// SendStep is what to do about a send that has no task id yet, with what
+// status shows meanwhile: Record when the Delegation settles (PlanGiveUp),
+// Note as the outcome's message beside an unchanged phase otherwise.
+type SendStep struct {
+	Plan   SendPlan
+	Record Record
+	Note   string
+}
+
 // PendingSend decides what to do with a send marker (status.sendStarted set,
 // no task id) before calling the agent. canList says whether the agent can
 // list tasks for this caller.
@@ -50,14 +61,15 @@ const (
 //   - An agent that can list is asked first: the task may be there.
 //   - An agent that cannot list may hold a task we cannot find; sending again
 //     could start a second one: give up, and let the lease bound it.
-func PendingSend(last v1alpha1.SendResult, canList bool) SendPlan {
+func PendingSend(last v1alpha1.SendResult, canList bool) SendStep {
 	switch {
 	case last == v1alpha1.SendNotSent:
-		return PlanSend
+		return SendStep{Plan: PlanSend}
 	case canList:
-		return PlanLookUp
+		return SendStep{Plan: PlanLookUp}
 	}
-	return PlanGiveUp
+	return SendStep{Plan: PlanGiveUp, Record: SendOutcomeUnknown("the send may have reached the agent, which cannot list tasks: " +
+		"it is not sent again; a lease, if any, bounds a task started by it")}
 }
 
 // MaxFailedLookUps is how many look-ups in a row may fail, once the send's
@@ -78,6 +90,10 @@ type LookUpResult struct {
 	FailedLookUps int
 	// WindowOver: --send-timeout passed since the send first left.
 	WindowOver bool
+	// SendTimeout is --send-timeout, and Err the last look-up's error
+	// (empty when it was answered): both are told in the messages.
+	SendTimeout time.Duration
+	Err         string
 }
 
 // AfterLookUp decides after a look-up that found no task of this Delegation.
@@ -90,16 +106,20 @@ type LookUpResult struct {
 //     MaxFailedLookUps of them in a row give up.
 //
 // See docs/concepts.md for why sending the same message again is safe.
-func AfterLookUp(r LookUpResult) SendPlan {
+func AfterLookUp(r LookUpResult) SendStep {
 	switch {
 	case !r.NoTask && r.WindowOver && r.FailedLookUps >= MaxFailedLookUps:
-		return PlanGiveUp
-	case !r.NoTask, !r.AfterSendDeadline:
-		return PlanWait
+		return SendStep{Plan: PlanGiveUp, Record: SendOutcomeUnknown(fmt.Sprintf(
+			"no task id from the agent within %s of the send, and its last %d look-ups failed: %s", r.SendTimeout, r.FailedLookUps, r.Err))}
+	case !r.NoTask:
+		return SendStep{Plan: PlanWait, Note: "looking up the task of an earlier send: " + r.Err}
+	case !r.AfterSendDeadline:
+		return SendStep{Plan: PlanWait, Note: "the answer to the send was lost; looking for the task at the agent"}
 	case r.WindowOver:
-		return PlanGiveUp
+		return SendStep{Plan: PlanGiveUp, Record: SendNeverArrived(fmt.Sprintf(
+			"the agent had no task of the send %s after it was first sent", r.SendTimeout))}
 	}
-	return PlanSend
+	return SendStep{Plan: PlanSend}
 }
 
 // SendWindowOver says whether --send-timeout passed since the send first
@@ -118,16 +138,21 @@ func SendWindowOver(o Observation) bool {
 }
 
 // AfterSend is what a send that got no task leaves in status.sendResult, and
-// whether the Delegation settles now. Accepted and Refused are handled by
-// the caller (adopt the task; SendRefused with a refund).
-func AfterSend(res a2a.Class, canList bool) (v1alpha1.SendResult, SendPlan) {
+// what follows: the next pass looks the task up or sends again (the step's
+// Note says why the send is still pending), or the Delegation settles.
+// Accepted and Refused are handled by the caller (adopt the task;
+// SendRefused with a refund). errText is the send's error.
+func AfterSend(res a2a.Class, canList bool, errText string) (v1alpha1.SendResult, SendStep) {
+	note := "the send did not complete: " + errText
 	switch {
 	case res == a2a.ClassNotMade:
-		return v1alpha1.SendNotSent, PlanSend
+		return v1alpha1.SendNotSent, SendStep{Plan: PlanSend, Note: note}
 	case canList:
-		return v1alpha1.SendUnknown, PlanLookUp
+		return v1alpha1.SendUnknown, SendStep{Plan: PlanLookUp, Note: note}
 	}
-	return v1alpha1.SendUnknown, PlanGiveUp
+	giveUp := SendOutcomeUnknown("the answer to the send was lost and the agent cannot list tasks: " +
+		"it is not sent again; a lease, if any, bounds a task started by it: " + errText)
+	return v1alpha1.SendUnknown, SendStep{Plan: PlanGiveUp, Record: giveUp}
 }
 
 // SendOutcomeUnknown is the record of a send whose task can be neither

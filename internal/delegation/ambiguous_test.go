@@ -33,7 +33,7 @@ func TestPendingSendIsLookedUpOrGivenUpNeverGuessed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(PendingSend(tt.last, tt.canList)).To(Equal(tt.want))
+			NewWithT(t).Expect(PendingSend(tt.last, tt.canList).Plan).To(Equal(tt.want))
 		})
 	}
 }
@@ -64,7 +64,7 @@ func TestAfterALookUpOnlyWhatItProvedDecides(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(AfterLookUp(tt.r)).To(Equal(tt.want))
+			NewWithT(t).Expect(AfterLookUp(tt.r).Plan).To(Equal(tt.want))
 		})
 	}
 }
@@ -85,9 +85,53 @@ func TestAfterSendNeverRefundsAnAmbiguousAnswer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			result, plan := AfterSend(tt.res, tt.canList)
+			result, step := AfterSend(tt.res, tt.canList, "boom")
 			g.Expect(result).To(Equal(tt.wantResult))
-			g.Expect(plan).To(Equal(tt.wantPlan))
+			g.Expect(step.Plan).To(Equal(tt.wantPlan))
+		})
+	}
+}
+
+// The decisions about a send without a task id carry what status shows:
+// the settled record when they give up, the note beside an unchanged phase
+// while they wait; the controller only carries them out.
+func TestSendStepsSayWhatStatusShows(t *testing.T) {
+	tests := []struct {
+		name         string
+		step         SendStep
+		plan         SendPlan
+		phase        v1alpha1.Phase
+		reason, text string
+		noteText     string
+	}{
+		{"a marker at an agent that cannot list", PendingSend(v1alpha1.SendInFlight, false), PlanGiveUp,
+			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "the send may have reached the agent, which cannot list tasks", ""},
+		{"a lost answer at an agent that cannot list", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, false, "502"); return s }(), PlanGiveUp,
+			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "the agent cannot list tasks: it is not sent again; a lease, if any, bounds a task started by it: 502", ""},
+		{"a lost answer at a listing agent", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, true, "502"); return s }(), PlanLookUp,
+			"", "", "", "the send did not complete: 502"},
+		{"look-ups that kept failing past the window",
+			AfterLookUp(LookUpResult{FailedLookUps: MaxFailedLookUps, WindowOver: true, SendTimeout: 2 * time.Minute, Err: "reset"}), PlanGiveUp,
+			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "no task id from the agent within 2m0s of the send, and its last 5 look-ups failed: reset", ""},
+		{"an agent that proved it never got the send",
+			AfterLookUp(LookUpResult{NoTask: true, AfterSendDeadline: true, WindowOver: true, SendTimeout: 2 * time.Minute}), PlanGiveUp,
+			v1alpha1.PhaseFailed, ReasonUnreachable, "the agent had no task of the send 2m0s after it was first sent", ""},
+		{"a failed look-up", AfterLookUp(LookUpResult{Err: "reset"}), PlanWait,
+			"", "", "", "looking up the task of an earlier send: reset"},
+		{"an empty look-up while the send may be on its way", AfterLookUp(LookUpResult{NoTask: true}), PlanWait,
+			"", "", "", "the answer to the send was lost; looking for the task at the agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(tt.step.Plan).To(Equal(tt.plan))
+			g.Expect(tt.step.Record.Phase).To(Equal(tt.phase))
+			g.Expect(tt.step.Record.Outcome.Reason).To(Equal(tt.reason))
+			g.Expect(tt.step.Record.Outcome.Message).To(ContainSubstring(tt.text))
+			g.Expect(tt.step.Note).To(Equal(tt.noteText))
+			if tt.phase != "" {
+				g.Expect(tt.step.Record.Outcome.FailureClass).To(Equal(v1alpha1.FailureUnreachable))
+			}
 		})
 	}
 }
