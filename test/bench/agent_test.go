@@ -6,10 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"iter"
 	"log/slog"
 	"maps"
@@ -24,8 +21,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 
-	tethera2a "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/pkg/agentkit"
+	"github.com/tether-dev/tether/test/agentcalls"
 )
 
 // benchAgent is an agentkit server (leases honoured, lapsed tasks
@@ -79,7 +76,7 @@ func newBenchAgentOf(kind agentKind, settleAfter time.Duration) *benchAgent {
 			push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true}))))
 	}
 	a.srv = agentkit.NewServer(card, benchExecutor{a}, opts...)
-	a.hs = httptest.NewServer(a.record(a.srv))
+	a.hs = httptest.NewServer(agentcalls.Record(a.srv, a.note))
 	return a
 }
 
@@ -91,64 +88,25 @@ func (a *benchAgent) Close() {
 	a.srv.Close()
 }
 
-// rpc is the part of a JSON-RPC request the recorder reads.
-type rpc struct {
-	Method string `json:"method"`
-	Params struct {
-		ID      string `json:"id"`
-		Message struct {
-			Parts []struct {
-				Text string `json:"text"`
-			} `json:"parts"`
-		} `json:"message"`
-	} `json:"params"`
-}
-
-func (a *benchAgent) record(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var req rpc
-			if json.Unmarshal(body, &req) == nil {
-				a.note(now, req, leaseRequested(r))
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func leaseRequested(r *http.Request) bool {
-	for _, h := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
-		for _, v := range r.Header.Values(h) {
-			if strings.Contains(v, tethera2a.LeaseExtensionURI) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (a *benchAgent) note(now time.Time, req rpc, lease bool) {
+func (a *benchAgent) note(c agentcalls.Call) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch req.Method {
+	switch c.Method {
 	case "SendMessage":
-		for _, p := range req.Params.Message.Parts {
-			if name := idOf(p.Text); name != "" {
+		for _, text := range c.Texts {
+			if name := idOf(text); name != "" {
 				if _, ok := a.sends[name]; !ok {
-					a.sends[name] = now
+					a.sends[name] = c.At
 				}
 			}
 		}
 	case "GetTask":
-		if lease {
-			a.renewals[req.Params.ID] = append(a.renewals[req.Params.ID], now)
+		if c.Lease {
+			a.renewals[c.TaskID] = append(a.renewals[c.TaskID], c.At)
 		}
 	case "CancelTask":
-		if _, ok := a.cancels[req.Params.ID]; !ok {
-			a.cancels[req.Params.ID] = now
+		if _, ok := a.cancels[c.TaskID]; !ok {
+			a.cancels[c.TaskID] = c.At
 		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tether-dev/tether/test/agentcalls"
 	"github.com/tether-dev/tether/test/cluster"
 )
 
@@ -175,7 +176,7 @@ func (a *nodeAgent) serve(w http.ResponseWriter, r *http.Request) {
 		if gaveUp {
 			a.cut = append(a.cut, answered)
 		}
-		if ok && leaseRequested(r) {
+		if ok && agentcalls.LeaseActivated(r) {
 			a.renewals[c.Params.ID] = append(a.renewals[c.Params.ID], answered)
 		}
 	case "SendMessage":

@@ -6,13 +6,9 @@ SPDX-License-Identifier: Apache-2.0
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"iter"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -21,8 +17,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	tethera2a "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/pkg/agentkit"
+	"github.com/tether-dev/tether/test/agentcalls"
 )
 
 // recordingAgent is an agentkit server (leases honoured: a lapsed one
@@ -49,7 +45,7 @@ func newRecordingAgent() *recordingAgent {
 	card := &a2a.AgentCard{Name: "recording-agent", Description: "notes every call", Version: "1",
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
 	a.srv = agentkit.NewServer(card, recordingExecutor{a}, agentkit.WithLogger(slog.New(slog.DiscardHandler)))
-	a.hs = httptest.NewServer(a.record(a.srv))
+	a.hs = httptest.NewServer(agentcalls.Record(a.srv, a.note))
 	return a
 }
 
@@ -65,53 +61,18 @@ func (a *recordingAgent) Close() {
 // releaseAll lets every "hold" task succeed.
 func (a *recordingAgent) releaseAll() { a.once.Do(func() { close(a.release) }) }
 
-type recordedRPC struct {
-	Method string `json:"method"`
-	Params struct {
-		ID      string `json:"id"`
-		Message struct {
-			MessageID string `json:"messageId"`
-		} `json:"message"`
-	} `json:"params"`
-}
-
-func (a *recordingAgent) record(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var req recordedRPC
-			if json.Unmarshal(body, &req) == nil {
-				a.note(time.Now(), req, leaseActivated(r))
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func leaseActivated(r *http.Request) bool {
-	for _, h := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
-		for _, v := range r.Header.Values(h) {
-			if strings.Contains(v, tethera2a.LeaseExtensionURI) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (a *recordingAgent) note(now time.Time, req recordedRPC, lease bool) {
+func (a *recordingAgent) note(c agentcalls.Call) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch req.Method {
+	switch c.Method {
 	case "SendMessage":
-		a.sends[req.Params.Message.MessageID]++
+		a.sends[c.MessageID]++
 	case "GetTask":
-		if lease {
-			a.renewals[req.Params.ID] = append(a.renewals[req.Params.ID], now)
+		if c.Lease {
+			a.renewals[c.TaskID] = append(a.renewals[c.TaskID], c.At)
 		}
 	case "CancelTask":
-		a.cancels[req.Params.ID]++
+		a.cancels[c.TaskID]++
 	}
 }
 
