@@ -17,12 +17,12 @@ import (
 )
 
 // refuseAdoption applies delegation.Adoption to the task spec.taskID named:
-// true when the Delegation was failed instead (its status then never
-// records the task id).
-func (r *DelegationReconciler) refuseAdoption(ctx context.Context, s *scope, t *a2a.Task) (bool, error) {
+// the record of the failure when the task may not be adopted (status then
+// never records its id), nil when it may.
+func (r *DelegationReconciler) refuseAdoption(ctx context.Context, s *scope, t *a2a.Task) (*delegation.Record, error) {
 	var list v1alpha1.DelegationList
 	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("listing the namespace's Delegations to check an adoption: %w", err)
+		return nil, fmt.Errorf("listing the namespace's Delegations to check an adoption: %w", err)
 	}
 	local := make(map[string]bool, len(list.Items))
 	for i := range list.Items {
@@ -30,8 +30,8 @@ func (r *DelegationReconciler) refuseAdoption(ctx context.Context, s *scope, t *
 	}
 	step, ok := delegation.Adoption(string(s.d.UID), t, func(uid string) bool { return local[uid] })
 	if ok {
-		return false, nil
+		return nil, nil
 	}
-	r.setPhase(s, step.Record())
-	return true, nil
+	rec := step.Record()
+	return &rec, nil
 }

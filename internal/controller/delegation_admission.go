@@ -25,17 +25,18 @@ type admission struct {
 	admitted map[types.UID]types.NamespacedName // task -> Agent
 }
 
-// admit keeps a Delegation Pending (reason AgentAtCapacity) while its Agent
-// runs spec.maxConcurrentTasks tasks; delegation.Admit decides who goes.
-func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting bool, err error) {
+// admit keeps a Delegation Pending (reason AgentAtCapacity, the record
+// returned) while its Agent runs spec.maxConcurrentTasks tasks;
+// delegation.Admit decides who goes.
+func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (wait *delegation.Record, err error) {
 	if s.agent == nil || s.agent.Spec.MaxConcurrentTasks == nil {
-		return false, nil
+		return nil, nil
 	}
 	limit := int(*s.agent.Spec.MaxConcurrentTasks)
 	var list v1alpha1.DelegationList
 	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexAgent: s.agent.Name},
 		client.UnsafeDisableDeepCopy); err != nil {
-		return true, err
+		return nil, err
 	}
 	agentKey := client.ObjectKeyFromObject(s.agent)
 	a := &r.memory.admission
@@ -67,9 +68,9 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (waiting boo
 	admitted, running := delegation.Admit(string(s.d.UID), limit, all)
 	if admitted {
 		a.admitted[s.d.UID] = agentKey
-		return false, nil
+		return nil, nil
 	}
-	r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity,
-		fmt.Sprintf("agent %s runs %d of %d tasks (maxConcurrentTasks); waiting in creation order", s.agent.Name, running, limit)))
-	return true, nil
+	rec := delegation.Progress(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity,
+		fmt.Sprintf("agent %s runs %d of %d tasks (maxConcurrentTasks); waiting in creation order", s.agent.Name, running, limit))
+	return &rec, nil
 }

@@ -132,27 +132,28 @@ type takenResult struct {
 
 // waitForCall leaves a pass whose call is queued or running: the result
 // wakes the Delegation. A call queued behind a saturated pool for longer
-// than busyAfter is shown (reason AgentBusy); until then nothing is written.
-func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase v1alpha1.Phase) ctrl.Result {
+// than busyAfter is shown (reason AgentBusy, the record returned); until
+// then nothing is written.
+func (r *DelegationReconciler) waitForCall(s *scope, cs agentio.CallState, phase v1alpha1.Phase) (ctrl.Result, *delegation.Record) {
 	waited := r.clock().Since(cs.Queued)
 	if cs.Running {
 		s.skipStatus = true
-		return ctrl.Result{}
+		return ctrl.Result{}, nil
 	}
 	if waited < busyAfter {
 		s.skipStatus = true
-		return ctrl.Result{RequeueAfter: busyAfter - waited}
+		return ctrl.Result{RequeueAfter: busyAfter - waited}, nil
 	}
 	// The message names when the wait began, not how long it has been, so
 	// a Delegation waiting for minutes is written once, not at every pass:
 	// thousands of them waiting at a slow agent would otherwise spend the
 	// operator's API budget on the wait itself.
-	r.setPhase(s, delegation.Progress(phase, delegation.ReasonAgentBusy,
+	rec := delegation.Progress(phase, delegation.ReasonAgentBusy,
 		fmt.Sprintf("waiting since %s for room among the calls to agent %s (its maxConcurrentCalls, or the operator's --max-answer-bytes)",
-			cs.Queued.UTC().Format(time.RFC3339), s.d.Spec.AgentRef.Name)))
+			cs.Queued.UTC().Format(time.RFC3339), s.d.Spec.AgentRef.Name))
 	// The call's end wakes the Delegation; the requeue is only a safety
 	// net, so waiting Delegations do not crowd the work queue.
-	return ctrl.Result{RequeueAfter: busyRecheck}
+	return ctrl.Result{RequeueAfter: busyRecheck}, &rec
 }
 
 // busyRecheck is how often a Delegation shown waiting for room looks again.

@@ -44,8 +44,7 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
 	nothingSent := st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent
 	if !answered && st.TaskID == "" && nothingSent {
-		r.setPhase(s, step.Record())
-		return ctrl.Result{}, nil
+		return r.applyCancel(ctx, s, step, agentio.Answer{}, since) // nothing to cancel
 	}
 	if !answered {
 		res = agentio.Answer{Err: errors.New("the Agent no longer exists")}

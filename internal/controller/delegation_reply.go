@@ -52,7 +52,7 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 		delegation.ChangeReply(st, delegation.ReplyGivenBack)
 	}
 	r.dispatchGet(s) // read the task before the next attempt
-	return r.remoteError(ctx, s, res.Err)
+	return r.applyRead(ctx, s, nil, res.Err)
 }
 
 // checkReply settles a claimed reply against the task read back: resend

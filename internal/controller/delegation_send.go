@@ -24,10 +24,25 @@ import (
 // calls go through the Agent's pool (delegation_calls.go) and the pass that
 // finds their answer applies it.
 
+// sendNext is what a decision about starting the task leaves to its pass:
+// the record status shows (nil: unchanged), then the same message sent
+// again (recorded first), the task the answer brought read, or the pass's
+// result.
+type sendNext struct {
+	record *delegation.Record
+	resend bool
+	// read: the answer brought a task (sent, adopted, found), or the read
+	// of one failed (readErr); it is applied after the record is shown.
+	read    bool
+	task    *a2a.Task
+	readErr error
+	res     ctrl.Result
+}
+
 // sendTask sends the first message, after resolving a send marker left by an
 // earlier pass: the task is looked up and adopted, or the send is made again
 // only when that is sure not to start a second task.
-func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (sendNext, error) {
 	st := &s.d.Status
 	if st.SendStarted == nil {
 		// Record the send before making it, so a crash in between is
@@ -35,7 +50,7 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 		// on the finalizer's optimistic-locked patch: its success also
 		// proves the cache was fresh.
 		if err := r.markSend(ctx, s); err != nil {
-			return ctrl.Result{}, err
+			return sendNext{}, err
 		}
 		if st.StartTime == nil {
 			r.markStarted(s)
@@ -43,59 +58,40 @@ func (r *DelegationReconciler) sendTask(ctx context.Context, s *scope) (ctrl.Res
 		// Status is written when the answer comes: Running is the next write.
 		s.skipStatus = true
 		r.dispatchSend(s)
-		return ctrl.Result{}, nil
+		return sendNext{}, nil
 	}
 	if err := r.ensureFinalizer(ctx, s); err != nil {
-		return ctrl.Result{}, err
+		return sendNext{}, err
 	}
 	if st.StartTime == nil {
 		r.markStarted(s)
 	}
-	return r.pendingSend(ctx, s, agentio.CanList(s.agent))
-}
-
-// pendingSend does what delegation.PendingSend decides for a send marker
-// without a task id: look the task up, send again, or give up.
-func (r *DelegationReconciler) pendingSend(ctx context.Context, s *scope, canList bool) (ctrl.Result, error) {
-	return r.carryOut(ctx, s, delegation.PendingSend(s.d.Status.SendResult, canList))
+	return r.carryOut(ctx, s, delegation.PendingSend(st.SendResult, agentio.CanList(s.agent))), nil
 }
 
 // carryOut does what a decision about a send without a task id says: settle
 // with its record, show its note and come back (the next pass acts on
 // status.sendResult), look the task up now, or send the same message again.
-func (r *DelegationReconciler) carryOut(ctx context.Context, s *scope, step delegation.SendStep) (ctrl.Result, error) {
+func (r *DelegationReconciler) carryOut(ctx context.Context, s *scope, step delegation.SendStep) sendNext {
+	st := &s.d.Status
 	switch {
 	case step.Plan == delegation.PlanGiveUp:
-		r.setPhase(s, step.Record)
-		return ctrl.Result{}, nil
+		return sendNext{record: &step.Record}
 	case step.Note != "":
-		r.noteSend(s, step.Note)
-		return ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(&s.d.Status, s.now))}, nil
+		rec := delegation.SendNoted(st, step.Note)
+		return sendNext{record: &rec, res: ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}}
 	case step.Plan == delegation.PlanLookUp:
 		r.dispatchLookUp(s)
-		return ctrl.Result{}, nil
+		return sendNext{}
 	}
-	logf.FromContext(ctx).Info("sending the same message again", "sendResult", string(s.d.Status.SendResult))
-	return r.resend(ctx, s)
-}
-
-// adopt follows a task that was sent before (found by a look-up) or that
-// spec.taskID names, and applies what it was read back as.
-func (r *DelegationReconciler) adopt(ctx context.Context, s *scope, res agentio.Answer, msg string) (ctrl.Result, error) {
-	t := res.Task
-	delegation.RecordTask(&s.d.Status, t.ID, t.ContextID)
-	r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, msg))
-	if res.Err != nil { // the full read failed; the scheduler reads it again
-		return r.remoteError(ctx, s, res.Err)
-	}
-	return r.applyTask(ctx, s, t)
-}
-
-// resend records that a send is being made again, then makes it.
-func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Result, error) {
-	st := &s.d.Status
+	logf.FromContext(ctx).Info("sending the same message again", "sendResult", string(st.SendResult))
 	st.SendResult = v1alpha1.SendInFlight
-	r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, "sending to agent "+s.d.Spec.AgentRef.Name))
+	rec := delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, "sending to agent "+s.d.Spec.AgentRef.Name)
+	return sendNext{record: &rec, resend: true}
+}
+
+// sendAgain makes the send again once status shows it is being made.
+func (r *DelegationReconciler) sendAgain(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if err := r.persistStatus(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -103,11 +99,11 @@ func (r *DelegationReconciler) resend(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{}, nil
 }
 
-// applySend records the answer to a send, a look-up, or the adoption of
-// spec.taskID.
+// applySend applies the answer to a send, a look-up, or the adoption of
+// spec.taskID: status shows the one record it comes to, then the task it
+// brought is read, or the send is made again.
 func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
-	log := logf.FromContext(ctx)
-	st, spec := &s.d.Status, &s.d.Spec
+	st := &s.d.Status
 	// The terms are dropped once what this pass made of the answer is
 	// written (see finishPass): a pass whose write fails puts the answer
 	// back, and the next one needs them again.
@@ -124,21 +120,40 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 			st.Deadline = terms.deadline.DeepCopy() // what the agent was told
 		}
 	}
+	next, err := r.sendAnswer(ctx, s, res)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if next.record != nil {
+		r.setPhase(s, *next.record)
+	}
+	switch {
+	case next.resend:
+		return r.sendAgain(ctx, s)
+	case next.read:
+		return r.applyRead(ctx, s, next.task, next.readErr)
+	}
+	return next.res, nil
+}
+
+// sendAnswer decides what an answer to a send, a look-up or an adoption
+// comes to.
+func (r *DelegationReconciler) sendAnswer(ctx context.Context, s *scope, res agentio.Answer) (sendNext, error) {
+	st, spec := &s.d.Status, &s.d.Spec
 	switch {
 	case spec.TaskID != "":
 		if res.Err != nil {
-			return r.remoteError(ctx, s, res.Err)
+			return sendNext{read: true, readErr: res.Err}, nil
 		}
-		if refused, err := r.refuseAdoption(ctx, s, res.Task); refused || err != nil {
-			return ctrl.Result{}, err
+		if refused, err := r.refuseAdoption(ctx, s, res.Task); refused != nil || err != nil {
+			return sendNext{record: refused}, err
 		}
-		return r.adopt(ctx, s, res, "adopted task "+res.Task.ID)
+		return adopted(s, res, "adopted task "+res.Task.ID), nil
 	case res.LookUp != nil:
-		return r.applyLookUp(ctx, s, res)
+		return r.lookUpAnswer(ctx, s, res), nil
 	}
 	err := res.Err
-	result := res.Class
-	switch result {
+	switch res.Class {
 	case a2a.ClassAccepted:
 		t := res.Task
 		contextID := t.ContextID
@@ -146,35 +161,45 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 			contextID = delegation.ContextID(spec, string(s.d.UID))
 		}
 		delegation.RecordTask(st, t.ID, contextID)
-		r.setPhase(s, delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID))
-		return r.applyTask(ctx, s, t)
+		rec := delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonSent, "sent as task "+t.ID)
+		return sendNext{record: &rec, read: true, task: t}, nil
 	case a2a.ClassRefused:
 		st.SendResult = ""
-		r.setPhase(s, delegation.SendRefused(a2a.FailureClassOf(err), err.Error()))
-		return ctrl.Result{}, nil
+		rec := delegation.SendRefused(a2a.FailureClassOf(err), err.Error())
+		return sendNext{record: &rec}, nil
 	}
-	sendResult, step := delegation.AfterSend(result, agentio.CanList(s.agent), err.Error())
+	sendResult, step := delegation.AfterSend(res.Class, agentio.CanList(s.agent), err.Error())
 	st.SendResult = sendResult
 	if step.Plan != delegation.PlanGiveUp {
-		log.Info("send failed; will look the task up or send again", "result", string(result), "error", err.Error())
+		logf.FromContext(ctx).Info("send failed; will look the task up or send again", "result", string(res.Class), "error", err.Error())
 	}
-	return r.carryOut(ctx, s, step)
+	return r.carryOut(ctx, s, step), nil
 }
 
-// applyLookUp acts on a look-up of an earlier send: adopt what it found,
+// adopted follows a task that was sent before (found by a look-up) or that
+// spec.taskID names; what it was read back as is applied next.
+func adopted(s *scope, res agentio.Answer, msg string) sendNext {
+	t := res.Task
+	delegation.RecordTask(&s.d.Status, t.ID, t.ContextID)
+	rec := delegation.Progress(v1alpha1.PhaseRunning, delegation.ReasonAdopted, msg)
+	// A failed full read is shown; the scheduler reads the task again.
+	return sendNext{record: &rec, read: true, task: t, readErr: res.Err}
+}
+
+// lookUpAnswer acts on a look-up of an earlier send: adopt what it found,
 // or do what the look-ups proved (delegation.AfterLookUp): look again,
 // send the same message again (recorded first), or give up.
-func (r *DelegationReconciler) applyLookUp(ctx context.Context, s *scope, res agentio.Answer) (ctrl.Result, error) {
+func (r *DelegationReconciler) lookUpAnswer(ctx context.Context, s *scope, res agentio.Answer) sendNext {
 	lu := res.LookUp
 	if res.Found() {
 		logf.FromContext(ctx).Info("adopted the task of an earlier send", "task", res.Task.ID)
 		sendAdoptions.Inc()
-		return r.adopt(ctx, s, res, "adopted task "+res.Task.ID+" of an earlier send")
+		return adopted(s, res, "adopted task "+res.Task.ID+" of an earlier send")
 	}
 	if lu.Err == nil && !lu.Listed {
 		// The agent turned out not to list: what is left is what a send
 		// marker at such an agent leads to.
-		return r.pendingSend(ctx, s, false)
+		return r.carryOut(ctx, s, delegation.PendingSend(s.d.Status.SendResult, false))
 	}
 	rec, _ := r.Calls.SendRecord(client.ObjectKeyFromObject(s.d))
 	result := delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
@@ -193,27 +218,4 @@ func sendSince(st *v1alpha1.DelegationStatus, now time.Time) time.Time {
 		return now
 	}
 	return st.SendStarted.Time
-}
-
-// noteSend shows why a send is still pending, without changing its phase;
-// a Delegation that shows no phase yet (its first send's answer was lost or
-// unusable) shows Pending, reason Sending: a phase is always shown.
-func (r *DelegationReconciler) noteSend(s *scope, msg string) {
-	st := &s.d.Status
-	if st.Outcome == nil || st.Phase == "" {
-		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonSending, msg))
-		return
-	}
-	r.note(s, msg)
-}
-
-// note shows msg as the outcome's message, the phase and reason unchanged.
-func (r *DelegationReconciler) note(s *scope, msg string) {
-	st := &s.d.Status
-	if st.Outcome == nil {
-		return
-	}
-	out := *st.Outcome
-	out.Message = msg
-	r.setPhase(s, delegation.Record{Phase: st.Phase, Outcome: out})
 }

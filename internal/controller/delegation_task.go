@@ -45,15 +45,25 @@ func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctr
 	return res, err
 }
 
+// runStep runs the step the state machine chose. A step that needs no
+// answer from an agent (wait, settle, detach, a group's phase) is recorded
+// here; the others record what their answers come to.
 func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
 	switch step.Kind {
 	case delegation.StepNone:
 		return r.expireFinished(ctx, s)
-	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach:
-		r.setPhase(s, step.Record())
+	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach, delegation.StepGroup:
+		rec, running, err := r.stepRecord(ctx, s, step)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		r.setPhase(s, rec)
+		if running {
+			// Children wake a group; only its deadline (fixed when it
+			// started, above) needs a timer.
+			return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+		}
 		return ctrl.Result{}, nil
-	case delegation.StepGroup:
-		return r.runGroup(ctx, s, step)
 	case delegation.StepCancel:
 		return r.cancelTask(ctx, s, step)
 	case delegation.StepStart:
@@ -64,60 +74,84 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 	return ctrl.Result{}, fmt.Errorf("unknown step %q", step.Kind)
 }
 
-// runGroup holds its budget for its children: it reserves from its own
-// parent before it starts, then takes its phase from the children.
-func (r *DelegationReconciler) runGroup(ctx context.Context, s *scope, step delegation.Step) (ctrl.Result, error) {
+// stepRecord is what a step without a call shows; running: a group that
+// goes on. A group holds its budget for its children: it reserves from its
+// own parent before it starts (and shows why it waits), then takes its
+// phase from the children.
+func (r *DelegationReconciler) stepRecord(ctx context.Context, s *scope, step delegation.Step) (rec delegation.Record, running bool, err error) {
+	if step.Kind != delegation.StepGroup {
+		return step.Record(), false, nil
+	}
 	if s.d.Status.StartTime == nil {
-		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
-			return ctrl.Result{}, err
+		if wait, err := r.reserve(ctx, s); wait != nil || err != nil {
+			return deref(wait), false, err
 		}
 	}
-	r.setPhase(s, step.Record())
-	if delegation.Settled(step.Phase) {
-		return ctrl.Result{}, nil
+	return step.Record(), !delegation.Settled(step.Phase), nil
+}
+
+func deref(rec *delegation.Record) delegation.Record {
+	if rec == nil {
+		return delegation.Record{}
 	}
-	// Children wake a group; only its deadline needs a timer.
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+	return *rec
 }
 
 // reserve takes this Delegation's grant from its parent; when the parent is
-// short it stays Pending with reason BudgetExhausted and is never sent.
-func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (waiting bool, err error) {
+// short it waits Pending, reason BudgetExhausted (the record returned), and
+// is never sent.
+func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (wait *delegation.Record, err error) {
 	shortage, err := r.reserveFromParent(ctx, s)
-	if err != nil {
-		return true, err
+	if err != nil || shortage == nil {
+		return nil, err
 	}
-	if shortage != nil {
-		r.setPhase(s, delegation.Progress(v1alpha1.PhasePending, delegation.ReasonBudgetExhausted, shortage.Error()))
-		return true, nil
-	}
-	return false, nil
+	rec := delegation.Progress(v1alpha1.PhasePending, delegation.ReasonBudgetExhausted, shortage.Error())
+	return &rec, nil
 }
 
 // startTask adopts spec.taskID, adopts a send that was in flight when the
 // operator stopped, or sends the first message. The call runs on the
-// Agent's pool; the pass that finds its result applies it.
+// Agent's pool; the pass that finds its result applies it (applySend).
+// Until then it waits: for room at the Agent (a call on its way, the
+// Agent's cap on tasks) or for budget, shown as the record it waits with.
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	st, spec := &s.d.Status, &s.d.Spec
 	key := callKey(s.d, agentio.KindStart)
-	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(spec, st, res.LookUp != nil, res.Finished, s.now) {
+	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(&s.d.Spec, &s.d.Status, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	if res, ok := r.take(s, key); ok {
 		return r.applySend(ctx, s, res)
 	}
+	next, err := r.beforeStart(ctx, s, key)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if next.record != nil {
+		r.setPhase(s, *next.record)
+	}
+	if next.resend {
+		return r.sendAgain(ctx, s)
+	}
+	return next.res, nil
+}
+
+// beforeStart waits for room and budget, then makes the call that starts
+// the task.
+func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key agentio.Key) (sendNext, error) {
+	st, spec := &s.d.Status, &s.d.Spec
 	if cs := r.Calls.State(key); cs.Pending {
-		return r.waitForCall(s, cs, v1alpha1.PhasePending), nil
+		res, wait := r.waitForCall(s, cs, v1alpha1.PhasePending)
+		return sendNext{record: wait, res: res}, nil
 	}
 	if spec.TaskID == "" && st.SendStarted == nil {
-		if waiting, err := r.admit(ctx, s); waiting || err != nil {
-			return ctrl.Result{}, err
+		if wait, err := r.admit(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait}, err
 		}
 		// Waiting for budget is not a start: the start time, and the
 		// deadline counted from it, are fixed once the reservation is held.
-		if waiting, err := r.reserve(ctx, s); waiting || err != nil {
-			return ctrl.Result{}, err
+		if wait, err := r.reserve(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait}, err
 		}
 	}
 	if st.StartTime == nil && spec.TaskID != "" {
@@ -125,10 +159,10 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 	}
 	if spec.TaskID != "" {
 		if err := r.ensureFinalizer(ctx, s); err != nil {
-			return ctrl.Result{}, err
+			return sendNext{}, err
 		}
 		r.dispatchAdopt(s)
-		return ctrl.Result{}, nil
+		return sendNext{}, nil
 	}
 	return r.sendTask(ctx, s)
 }
@@ -151,12 +185,11 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok {
 		if res.Err != nil {
 			s.seen = agentio.Fingerprint(nil, res.Err)
-			return r.remoteError(ctx, s, res.Err)
 		}
-		return r.applyTask(ctx, s, res.Task)
+		return r.applyRead(ctx, s, res.Task, res.Err)
 	}
 	if s.agent == nil {
-		return r.remoteError(ctx, s, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name))
+		return r.applyRead(ctx, s, nil, fmt.Errorf("agent %q not found", s.d.Spec.AgentRef.Name))
 	}
 	if s.changed {
 		// Someone changed the object (a reply appended, a restart): read
@@ -166,34 +199,27 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
-// remoteError turns a failed call into a decision: a lost task fails; any
-// other error is shown in the outcome and retried at the task's own cadence
-// (poll, lease renewal, deadline), not with the controller's growing backoff
-// that would let a lease lapse or a deadline slip.
-func (r *DelegationReconciler) remoteError(ctx context.Context, s *scope, err error) (ctrl.Result, error) {
-	if a2a.IsTaskNotFound(err) {
-		r.setPhase(s, delegation.Lost())
-		return ctrl.Result{}, nil
-	}
-	logf.FromContext(ctx).Info("agent call failed; will retry", "error", err.Error())
-	r.note(s, "the agent did not answer: "+err.Error())
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
-}
-
-// applyTask records what the agent reported and does what AfterRead decides.
-func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.Task) (ctrl.Result, error) {
+// applyRead records what a read of the task came to and does what the
+// state machine decides (delegation.AfterRead, or AfterReadError for a read
+// that failed): follow on, settle, or send the reply that waits.
+func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.Task, readErr error) (ctrl.Result, error) {
 	st := &s.d.Status
-	s.seen = agentio.Fingerprint(t, nil)
-	read := delegation.AfterRead(s.observation(r.Options), t)
-	r.recordRead(s, t, read.Next == delegation.ReadSettle)
-	delegation.RecordLease(&s.d.Spec, st, t.LeaseExpiresAt, s.agent == nil || s.agent.Status.Extensions.Lease)
-	if st.ReplyInFlight {
-		if r.checkReply(ctx, s, t) {
+	read, shown := delegation.Read{}, true
+	if readErr != nil {
+		read, shown = delegation.AfterReadError(st, readErr)
+		if read.Next != delegation.ReadSettle {
+			logf.FromContext(ctx).Info("agent call failed; will retry", "error", readErr.Error())
+		}
+	} else {
+		s.seen = agentio.Fingerprint(t, nil)
+		read = delegation.AfterRead(s.observation(r.Options), t)
+		r.recordRead(s, t, read.Next == delegation.ReadSettle)
+		delegation.RecordLease(&s.d.Spec, st, t.LeaseExpiresAt, s.agent == nil || s.agent.Status.Extensions.Lease)
+		if st.ReplyInFlight && r.checkReply(ctx, s, t) {
 			return r.sendReply(ctx, s)
 		}
 	}
-	switch read.Next {
-	case delegation.ReadReply:
+	if read.Next == delegation.ReadReply {
 		// Claim the reply before sending it (a stale pass fails the claim),
 		// so each reply reaches the agent at most once.
 		delegation.ChangeReply(st, delegation.ReplyClaimed)
@@ -201,11 +227,13 @@ func (r *DelegationReconciler) applyTask(ctx context.Context, s *scope, t *a2a.T
 			return ctrl.Result{}, err
 		}
 		return r.sendReply(ctx, s)
-	case delegation.ReadSettle:
+	}
+	if shown {
 		r.setPhase(s, read.Record)
+	}
+	if read.Next == delegation.ReadSettle {
 		return ctrl.Result{}, nil
 	}
-	r.setPhase(s, read.Record)
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
