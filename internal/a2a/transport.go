@@ -144,14 +144,28 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if isUnstreamedError(req, resp) {
 		resp.Body = sseOfJSON(resp.Body)
 	}
-	// Error bodies in RFC 9457 form (a2a-go's 0.3 REST server writes them)
-	// are JSON, but a2a-go's REST client only decodes application/json and
-	// would turn a precise A2A error into a bare server error.
-	if resp.StatusCode >= 400 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/problem+json") {
+	// Error bodies in a structured JSON media type (the JS SDK's
+	// application/a2a+json google.rpc.Status, RFC 9457's
+	// application/problem+json of a2a-go's 0.3 REST server) are JSON, but
+	// a2a-go's REST client decodes only application/json and would turn a
+	// precise A2A error into a bare server error, on every call kind.
+	if resp.StatusCode != http.StatusOK && isJSONSuffixed(resp.Header.Get("Content-Type")) {
 		resp.Header = resp.Header.Clone()
 		resp.Header.Set("Content-Type", "application/json")
 	}
 	return resp, nil
+}
+
+// isJSONSuffixed reports a media type of the "+json" structured syntax
+// (RFC 6839), such as application/a2a+json.
+func isJSONSuffixed(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.HasSuffix(strings.ToLower(strings.TrimSpace(mediaType)), "+json")
+}
+
+// isJSON reports application/json or a "+json" media type.
+func isJSON(contentType string) bool {
+	return strings.HasPrefix(contentType, "application/json") || isJSONSuffixed(contentType)
 }
 
 // boundedBody fails instead of truncating: a cut JSON document must not be
@@ -236,7 +250,7 @@ func (p *originPolicy) checkRedirect(req *http.Request, via []*http.Request) err
 // only "data:" lines, so it would see an empty stream, not the refusal.
 func isUnstreamedError(req *http.Request, resp *http.Response) bool {
 	return resp.StatusCode == http.StatusOK && strings.Contains(req.Header.Get("Accept"), "text/event-stream") &&
-		strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")
+		isJSON(resp.Header.Get("Content-Type"))
 }
 
 // sseOfJSON turns a JSON document into a stream of one event carrying it,

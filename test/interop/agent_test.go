@@ -44,7 +44,7 @@ var (
 // process behind a recording proxy. The agent writes the proxy's URL into
 // its card, so every call the operator makes passes the proxy.
 type jsAgent struct {
-	mode    string // the agent's --protocol: 1.0, 0.3 or both
+	mode    string // the agent's --protocol: 1.0, 0.3, both or rest
 	process *cluster.Process
 	proxy   *httptest.Server
 	target  atomic.Pointer[url.URL]
@@ -125,6 +125,9 @@ func (a *jsAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	c, ok := parseCall(body)
+	if !ok {
+		c, ok = parseRESTCall(r, body)
+	}
 	if ok {
 		if v := r.Header.Get("A2A-Extensions"); v != "" {
 			c.Extensions = "A2A-Extensions: " + v
@@ -181,6 +184,53 @@ func parseCall(body []byte) (agentCall, bool) {
 		for _, p := range m.Parts {
 			c.Text += p.Text
 		}
+	}
+	return c, true
+}
+
+// restRoute is an HTTP+JSON path of the 1.0 binding: the operation it
+// names, the task id in it.
+var restRoute = regexp.MustCompile(`/(message:send|message:stream|tasks(?:/([^/:?]+))?(:cancel|:subscribe)?)$`)
+
+// parseRESTCall reads an HTTP+JSON request as the JSON-RPC call of the
+// same operation, so the tests read the calls of both bindings alike.
+func parseRESTCall(r *http.Request, body []byte) (agentCall, bool) {
+	m := restRoute.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		return agentCall{}, false
+	}
+	c := agentCall{TaskID: m[2], ContextID: r.URL.Query().Get("contextId")}
+	switch {
+	case m[1] == "message:send", m[1] == "message:stream":
+		c.Method = "SendMessage"
+		if m[1] == "message:stream" {
+			c.Method = "SendStreamingMessage"
+		}
+		var req struct {
+			Message struct {
+				MessageID string `json:"messageId"`
+				TaskID    string `json:"taskId"`
+				ContextID string `json:"contextId"`
+				Parts     []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(body, &req) != nil {
+			return agentCall{}, false
+		}
+		c.TaskID, c.MessageID, c.ContextID = req.Message.TaskID, req.Message.MessageID, req.Message.ContextID
+		for _, p := range req.Message.Parts {
+			c.Text += p.Text
+		}
+	case m[3] == ":cancel":
+		c.Method = "CancelTask"
+	case m[3] == ":subscribe":
+		c.Method = "SubscribeToTask"
+	case m[2] != "":
+		c.Method = "GetTask"
+	default:
+		c.Method = "ListTasks"
 	}
 	return c, true
 }

@@ -19,10 +19,10 @@ import (
 
 // The conformance check (kubectl tether check-agent) against the JS SDK's
 // default request handler: every core MUST passes on every binding the card
-// lists, the extensions are "not advertised", and on the 0.3-only agent the
+// lists (JSON-RPC and, on the REST-only agent, HTTP+JSON), the extensions are "not advertised", and on the 0.3-only agent the
 // look-up by context is "not advertised" too (0.3 has no ListTasks).
 func TestCheckAgentPassesTheJSSDKAgent(t *testing.T) {
-	for _, mode := range []string{modeV1, modeV03, modeBoth} {
+	for _, mode := range []string{modeV1, modeV03, modeBoth, modeREST} {
 		t.Run("protocol-"+mode, func(t *testing.T) {
 			requireAgents(t)
 			t.Parallel()

@@ -40,11 +40,11 @@ func requireAgents(t *testing.T) {
 	t.Skip(skipReason)
 }
 
-// forEachProtocol runs test once against the 1.0-only agent and once
-// against the 0.3-only one, in parallel.
+// forEachProtocol runs test against the 1.0 JSON-RPC agent, the 1.0
+// HTTP+JSON-only one and the 0.3-only one, in parallel.
 func forEachProtocol(t *testing.T, test func(e *env)) {
 	t.Helper()
-	for _, mode := range []string{modeV1, modeV03} {
+	for _, mode := range []string{modeV1, modeREST, modeV03} {
 		t.Run("protocol-"+mode, func(t *testing.T) { test(setup(t, mode)) })
 	}
 }

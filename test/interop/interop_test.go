@@ -24,13 +24,14 @@ import (
 )
 
 // The operator reads each card and chooses: 1.0 JSON-RPC where offered,
-// else 0.3 JSON-RPC. The dual agent serves a 0.3-shaped card to clients that
+// else 1.0 HTTP+JSON, else 0.3 JSON-RPC. The dual agent serves a 0.3-shaped card to clients that
 // name no A2A-Version; the 1.0 interfaces it carries still win.
 func TestAgentBecomesReady(t *testing.T) {
-	for _, tc := range []struct{ mode, version, path string }{
-		{modeV1, "1.0", "/a2a/jsonrpc"},
-		{modeV03, "0.3", "/a2a/v0.3/jsonrpc"},
-		{modeBoth, "1.0", "/a2a/jsonrpc"},
+	for _, tc := range []struct{ mode, version, path, binding string }{
+		{modeV1, "1.0", "/a2a/jsonrpc", a2a.BindingJSONRPC},
+		{modeV03, "0.3", "/a2a/v0.3/jsonrpc", a2a.BindingJSONRPC},
+		{modeBoth, "1.0", "/a2a/jsonrpc", a2a.BindingJSONRPC},
+		{modeREST, "1.0", "/a2a/rest", a2a.BindingHTTPJSON},
 	} {
 		t.Run("agent-"+tc.mode, func(t *testing.T) {
 			e := setup(t, tc.mode)
@@ -40,7 +41,7 @@ func TestAgentBecomesReady(t *testing.T) {
 				g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeTrue(), "conditions: %+v", a.Status.Conditions)
 			}, eventually, tick).Should(Succeed())
 			e.g.Expect(a.Status.ProtocolVersion).To(Equal(tc.version))
-			e.g.Expect(a.Status.Binding).To(Equal(a2a.BindingJSONRPC))
+			e.g.Expect(a.Status.Binding).To(Equal(tc.binding))
 			e.g.Expect(a.Status.Endpoint).To(Equal(e.agent.URL() + tc.path))
 			e.g.Expect(a.Status.CardName).To(Equal("js-echo"))
 			e.g.Expect(a.Status.Skills).To(ContainElement(HaveField("ID", "echo")))
@@ -233,7 +234,12 @@ func TestLeaseWithoutTheExtension(t *testing.T) {
 // is lost, the operator finds the task with ListTasks and adopts it instead
 // of sending again, whether the task is still running or already finished.
 func TestLostSendIsAdoptedV1(t *testing.T) {
-	e := setup(t, modeV1)
+	for _, mode := range []string{modeV1, modeREST} {
+		t.Run("protocol-"+mode, func(t *testing.T) { lostSendIsAdopted(setup(t, mode)) })
+	}
+}
+
+func lostSendIsAdopted(e *env) {
 	e.create(e.task("quick", "hello "+dropMarker))
 	e.create(e.task("slow", "wait "+dropMarker))
 

@@ -5,7 +5,7 @@ SPDX-License-Identifier: Apache-2.0
 
 // Package interop checks that tether works with agents built on a second A2A
 // implementation: the official JS SDK (examples/agents/js-echo), over the 1.0
-// JSON-RPC binding and the 0.3 one. It runs a real API server (envtest), the
+// JSON-RPC binding, the 1.0 HTTP+JSON one and the 0.3 one. It runs a real API server (envtest), the
 // operator's reconcilers in this process and the JS agent as node processes.
 // Without node and npm every test skips; with INTEROP_REQUIRED set (make
 // interop) they fail instead.
@@ -46,6 +46,8 @@ const (
 	modeV1   = "1.0"
 	modeV03  = "0.3"
 	modeBoth = "both"
+	// modeREST: protocol 1.0 over HTTP+JSON only.
+	modeREST = "rest"
 )
 
 var (
@@ -121,7 +123,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(logDir) }()
-	progress("starting the JS agents (protocol modes %s, %s, %s)", modeV1, modeV03, modeBoth)
+	progress("starting the JS agents (protocol modes %s, %s, %s, %s)", modeV1, modeV03, modeBoth, modeREST)
 	if err := startAgents(ctx, node, dir, logDir); err != nil {
 		progress("%v", err)
 		return 1
@@ -203,7 +205,7 @@ func startAgents(ctx context.Context, node, dir, logDir string) error {
 		wg   sync.WaitGroup
 		errs []error
 	)
-	for _, mode := range []string{modeV1, modeV03, modeBoth} {
+	for _, mode := range []string{modeV1, modeV03, modeBoth, modeREST} {
 		wg.Go(func() {
 			a, err := startJSAgent(ctx, node, dir, logDir, mode)
 			mu.Lock()

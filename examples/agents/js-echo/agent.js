@@ -17,6 +17,7 @@
 //                  1.0   JSON-RPC, protocol 1.0, at /a2a/jsonrpc
 //                  0.3   JSON-RPC, protocol 0.3, at /a2a/v0.3/jsonrpc (a 0.3-shaped card)
 //                  both  both of the above (default); the card lists 1.0 first
+//                  rest  HTTP+JSON only, protocol 1.0, at /a2a/rest
 //   --public-url PUBLIC_URL  base URL written into the card (default: the listening address)
 //
 // Prints "listening on <url>" when ready and one line per task received,
@@ -28,7 +29,7 @@ import { parseArgs } from 'node:util';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 
 const { values: opts } = parseArgs({
   options: {
@@ -38,14 +39,16 @@ const { values: opts } = parseArgs({
     'public-url': { type: 'string', default: process.env.PUBLIC_URL ?? '' },
   },
 });
-if (!['1.0', '0.3', 'both'].includes(opts.protocol)) {
-  console.error(`--protocol must be 1.0, 0.3 or both, not ${opts.protocol}`);
+if (!['1.0', '0.3', 'both', 'rest'].includes(opts.protocol)) {
+  console.error(`--protocol must be 1.0, 0.3, both or rest, not ${opts.protocol}`);
   process.exit(2);
 }
-const serve10 = opts.protocol !== '0.3';
-const serve03 = opts.protocol !== '1.0';
+const serveREST = opts.protocol === 'rest';
+const serve10 = !serveREST && opts.protocol !== '0.3';
+const serve03 = !serveREST && opts.protocol !== '1.0';
 const PATH_10 = '/a2a/jsonrpc';
 const PATH_03 = '/a2a/v0.3/jsonrpc';
+const PATH_REST = '/a2a/rest';
 
 const log = (line) => console.log(`${new Date().toISOString()} ${line}`);
 const now = () => new Date().toISOString();
@@ -148,12 +151,16 @@ server.listen(Number(opts.port), opts.host, () => {
   const { port } = server.address();
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   const base = (opts['public-url'] || `http://${host}:${port}`).replace(/\/$/, '');
-  const iface = (path, protocolVersion) => ({ url: base + path, protocolBinding: 'JSONRPC', protocolVersion, tenant: '' });
+  const iface = (path, protocolVersion, protocolBinding = 'JSONRPC') => ({ url: base + path, protocolBinding, protocolVersion, tenant: '' });
   const card = {
     name: 'js-echo',
     description: 'Echoes its input; built on the official A2A JS SDK.',
     version: '0.1.0',
-    supportedInterfaces: [...(serve10 ? [iface(PATH_10, '1.0')] : []), ...(serve03 ? [iface(PATH_03, '0.3')] : [])],
+    supportedInterfaces: [
+      ...(serve10 ? [iface(PATH_10, '1.0')] : []),
+      ...(serve03 ? [iface(PATH_03, '0.3')] : []),
+      ...(serveREST ? [iface(PATH_REST, '1.0', 'HTTP+JSON')] : []),
+    ],
     provider: undefined,
     capabilities: { streaming: true, pushNotifications: false, extensions: [] },
     securitySchemes: {},
@@ -181,6 +188,7 @@ server.listen(Number(opts.port), opts.host, () => {
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, legacyCompat: { enabled: serve03 } }));
   if (serve10) app.use(PATH_10, jsonRpcHandler({ requestHandler, userBuilder }));
   if (serve03) app.use(PATH_03, jsonRpcHandler({ requestHandler, userBuilder, legacyCompat: { enabled: true } }));
+  if (serveREST) app.use(PATH_REST, restHandler({ requestHandler, userBuilder }));
   log(`protocol ${opts.protocol}: ${card.supportedInterfaces.map((i) => `${i.protocolVersion} ${i.url}`).join(', ')}`);
   console.log(`listening on http://${host}:${port}`);
 });
