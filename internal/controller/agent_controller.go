@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -28,41 +27,6 @@ import (
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
-
-// Agent condition reasons.
-const (
-	ReasonCardRead        = "CardRead"
-	ReasonCardUnavailable = "CardUnavailable"
-	// ReasonOriginNotAllowed: the card's interface is outside the Agent's
-	// url, cardURL and allowedOrigins.
-	ReasonOriginNotAllowed = a2a.ReasonOriginNotAllowed
-	// ReasonSecretNotMarked: a Secret the Agent names lacks the
-	// AgentCredentialsLabel its namespace's owner sets to consent.
-	ReasonSecretNotMarked = "SecretNotMarked"
-)
-
-// AgentCredentialsLabel marks a Secret Agents of its namespace may use.
-const AgentCredentialsLabel = agentio.AgentCredentialsLabel
-
-// ErrSecretNotMarked matches (errors.Is) a Secret without the consent label.
-var ErrSecretNotMarked = agentio.ErrSecretNotMarked
-
-// AgentReconciler reads each Agent's card into its status. The read itself
-// is an operation of the agent I/O layer, made on the Agent's own pool: a
-// reconcile asks for it and returns, and the answer wakes the Agent again,
-// so an agent whose card server never answers holds no worker.
-type AgentReconciler struct {
-	client.Client
-	Connector *agentio.Connector
-	// Calls runs the card reads on the Agents' pools (the Delegation
-	// controller's, when both share it); nil builds one.
-	Calls    *agentio.Dispatcher
-	Recorder events.EventRecorder
-	// MaxConcurrentReconciles is the number of workers (default 4).
-	MaxConcurrentReconciles int
-	// MaxCallTimeout caps a card read, whatever the Agent's requestTimeout.
-	MaxCallTimeout time.Duration
-}
 
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update

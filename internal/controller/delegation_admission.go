@@ -8,7 +8,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,14 +15,6 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
 )
-
-// admission remembers the tasks this process admitted under an Agent's
-// spec.maxConcurrentTasks whose send marker the cache may not show yet, so
-// two passes at once cannot both take the last place.
-type admission struct {
-	mu       sync.Mutex
-	admitted map[types.UID]types.NamespacedName // task -> Agent
-}
 
 // admit keeps a Delegation Pending (reason AgentAtCapacity, the record
 // returned) while its Agent runs spec.maxConcurrentTasks tasks;

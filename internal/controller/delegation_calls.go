@@ -125,11 +125,6 @@ func (r *DelegationReconciler) take(s *scope, key agentio.Key) (agentio.Answer, 
 	return res, ok
 }
 
-type takenResult struct {
-	key agentio.Key
-	res agentio.Answer
-}
-
 // waitForCall leaves a pass whose call is queued or running: the result
 // wakes the Delegation. A call queued behind a saturated pool for longer
 // than busyAfter is shown (reason AgentBusy, the record returned); until
@@ -284,4 +279,18 @@ func wireParts(parts []v1alpha1.Part) []a2a.Part {
 		out = append(out, part)
 	}
 	return out
+}
+
+func pollInterval(agent *v1alpha1.Agent) time.Duration {
+	if agent != nil && agent.Spec.PollInterval != nil {
+		return agent.Spec.PollInterval.Duration
+	}
+	return 5 * time.Second
+}
+
+// retryDelay backs off with the time a retry has been going on: 1s, then a
+// quarter of the elapsed time, at most 15s.
+func retryDelay(now, since time.Time) time.Duration {
+	d := now.Sub(since) / 4
+	return min(max(d, time.Second), 15*time.Second)
 }

@@ -7,7 +7,6 @@ package controller
 
 import (
 	"context"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,74 +15,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
-	"github.com/tether-dev/tether/internal/shrinkmap"
 )
-
-// cascaded remembers the parents whose subtree was already dispatched, so a
-// parent's later passes do not send CancelTask again. Both maps are keyed by
-// Delegation and pruned when it is gone (forget), so they hold only objects
-// that exist.
-type cascaded struct {
-	mu sync.Mutex
-	// roots: the UID of each parent (by key) whose subtree was dispatched; a
-	// new object of the same name has another UID and cascades again.
-	roots map[types.NamespacedName]types.UID
-	// reasons: descendants whose CancelTask a cascade dispatched, and why.
-	// A descendant that reads its task back as canceled before its cache
-	// shows the parent's end reports the parent's reason, not Remote.
-	reasons map[types.NamespacedName]string
-	// peaks are the maps' sizes for shrinkmap.Delete: a churn of 10,000
-	// Delegations would otherwise leave both at the table of 10,000.
-	peaks struct{ roots, reasons int }
-}
-
-func (c *cascaded) record(key types.NamespacedName, reason string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.reasons == nil {
-		c.reasons = map[types.NamespacedName]string{}
-	}
-	c.reasons[key] = reason
-}
-
-// reason reports (and with forget drops) why a cascade cancelled key.
-func (c *cascaded) reason(key types.NamespacedName, forget bool) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.reasons[key]
-	if forget {
-		c.reasons = shrinkmap.Delete(c.reasons, key, &c.peaks.reasons)
-	}
-	return r, ok
-}
-
-func (c *cascaded) first(key types.NamespacedName, uid types.UID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.roots == nil {
-		c.roots = map[types.NamespacedName]types.UID{}
-	}
-	if c.roots[key] == uid {
-		return false
-	}
-	c.roots[key] = uid
-	return true
-}
-
-// forget drops what is kept of a Delegation that is gone.
-func (c *cascaded) forget(key types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.roots = shrinkmap.Delete(c.roots, key, &c.peaks.roots)
-	c.reasons = shrinkmap.Delete(c.reasons, key, &c.peaks.reasons)
-}
-
-// size is how many entries are kept (for tests).
-func (c *cascaded) size() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.roots) + len(c.reasons)
-}
 
 // cascadeCancel dispatches CancelTask for every unsettled descendant of a
 // parent that is deleted, cancelled, ended or expired, straight from the

@@ -195,3 +195,8 @@ func (r *DelegationReconciler) reconcileChildren(ctx context.Context, s *scope) 
 	}
 	return ctrl.Result{}, nil
 }
+
+type takenResult struct {
+	key agentio.Key
+	res agentio.Answer
+}

@@ -13,12 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
@@ -199,77 +195,6 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
 }
 
-// applyRead records what a read of the task came to and does what the
-// state machine decides (delegation.AfterRead, or AfterReadError for a read
-// that failed): follow on, settle, or send the reply that waits.
-func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.Task, readErr error) (ctrl.Result, error) {
-	st := &s.d.Status
-	read, shown := delegation.Read{}, true
-	if readErr != nil {
-		read, shown = delegation.AfterReadError(st, readErr)
-		if read.Next != delegation.ReadSettle {
-			logf.FromContext(ctx).Info("agent call failed; will retry", "error", readErr.Error())
-		}
-	} else {
-		s.seen = agentio.Fingerprint(t, nil)
-		read = delegation.AfterRead(s.observation(r.Options), t)
-		r.recordRead(s, t, read.Next == delegation.ReadSettle)
-		delegation.RecordLease(&s.d.Spec, st, t.LeaseExpiresAt, s.agent == nil || s.agent.Status.Extensions.Lease)
-		if st.ReplyInFlight && r.checkReply(ctx, s, t) {
-			return r.sendReply(ctx, s)
-		}
-	}
-	if read.Next == delegation.ReadReply {
-		// Claim the reply before sending it (a stale pass fails the claim),
-		// so each reply reaches the agent at most once.
-		delegation.ChangeReply(st, delegation.ReplyClaimed)
-		if err := r.persistStatus(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-		return r.sendReply(ctx, s)
-	}
-	if shown {
-		r.setPhase(s, read.Record)
-	}
-	if read.Next == delegation.ReadSettle {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
-}
-
-// recordRead records what a task read back reports: its state, its spend
-// and, once it ended, its result (the one place status.remoteState and
-// status.result are written from a task).
-func (r *DelegationReconciler) recordRead(s *scope, t *a2a.Task, ended bool) {
-	s.d.Status.RemoteState = string(t.State)
-	r.recordUsage(s, t, ended)
-	if ended {
-		s.d.Status.Result = boundedResult(t, r.Options.ResultTextLimit)
-	}
-}
-
-// recordUsage keeps the agent's latest budget report, clamped to the grant:
-// a settled task's parent is charged what it holds. A report that had to be
-// clamped is told once per new value (and when the task settles) as a
-// Warning event, so an agent reporting nonsense is visible, not trusted.
-func (r *DelegationReconciler) recordUsage(s *scope, t *a2a.Task, settling bool) {
-	st := &s.d.Status
-	if t.Usage == nil || t.Usage.Spent == nil {
-		return
-	}
-	if st.Budget == nil {
-		st.Budget = &v1alpha1.BudgetStatus{}
-	}
-	kept, clamped := delegation.ClampReport(st.Budget.Granted, t.Usage.Spent)
-	changed := !equality.Semantic.DeepEqual(st.Budget.Reported, kept)
-	st.Budget.Reported = kept
-	delegation.Recompute(st.Budget)
-	if clamped != "" && (changed || settling) {
-		r.Recorder.Eventf(s.d, nil, "Warning", "SpendClamped", "ReportSpend",
-			"the agent's spend report was clamped to the grant: %s", truncate(clamped, 900))
-	}
-}
-
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
 func (r *DelegationReconciler) expireFinished(ctx context.Context, s *scope) (ctrl.Result, error) {
 	del, after := delegation.ExpiryAfterFinish(&s.d.Spec, &s.d.Status, s.now)
@@ -278,18 +203,4 @@ func (r *DelegationReconciler) expireFinished(ctx context.Context, s *scope) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, s.d, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
-}
-
-func pollInterval(agent *v1alpha1.Agent) time.Duration {
-	if agent != nil && agent.Spec.PollInterval != nil {
-		return agent.Spec.PollInterval.Duration
-	}
-	return 5 * time.Second
-}
-
-// retryDelay backs off with the time a retry has been going on: 1s, then a
-// quarter of the elapsed time, at most 15s.
-func retryDelay(now, since time.Time) time.Duration {
-	d := now.Sub(since) / 4
-	return min(max(d, time.Second), 15*time.Second)
 }

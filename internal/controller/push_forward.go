@@ -14,30 +14,13 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// PushLeader tells a receiver whether its process leads its shard, and a
-// standby where the leader receives notifications.
-//
-// A shard's push Service sends a notification to any of its replicas, and
-// only the leader follows the shard's tasks: a standby's scheduler and
-// controllers do not run. So a standby checks the token (with the key all
-// replicas share) and hands the notification to the leader as it came.
-type PushLeader interface {
-	Leading() bool
-	// LeaderPushURL is the base URL of the leader's receiver.
-	LeaderPushURL(ctx context.Context) (string, error)
-}
-
 // forwardedHeader marks a notification a standby handed over: it is
 // served where it lands, never passed on again.
 const forwardedHeader = "X-Tether-Forwarded-By"
-
-// forwardTimeout bounds handing a notification to the leader.
-const forwardTimeout = 5 * time.Second
 
 // standby reports whether the notification is to be handed to the leader.
 func (p *PushReceiver) standby(r *http.Request) bool {
