@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "cannot start envtest:", err)
 		os.Exit(1)
 	}
-	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		panic(err)
 	}
 	code := m.Run()

@@ -37,6 +37,9 @@ func TestBench(t *testing.T) {
 	}
 	measured := commit() // before the operator is built from the tree
 	must(t, os.MkdirAll(out, 0o755))
+	if !sz.Full {
+		sz.OperatorEnv = append(sz.OperatorEnv, memprofilerateEnv)
+	}
 	e := newEnv(t, sz)
 	e.out = out
 
@@ -45,9 +48,12 @@ func TestBench(t *testing.T) {
 		name string
 		run  func() []row
 	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases},
-		{"settle", e.settle}, {"leak", e.leak}, {"node", e.node}, {"tracing", e.tracingOverhead}, {"shards", e.shards}} { // shards last: it replaces the operator
+		{"settle", e.settle}, {"leak", e.leak}, {"heap", e.liveHeap}, {"node", e.node}, {"tracing", e.tracingOverhead}, {"shards", e.shards}} { // shards last: it replaces the operator
 		if len(sz.Rows) > 0 && !slices.Contains(sz.Rows, phase.name) {
 			continue
+		}
+		if phase.name == "heap" && sz.Full {
+			continue // the smoke's leak check; the leak row measures the full size
 		}
 		if len(sz.Rows) == 0 && !sz.Full && phase.name == "shards" {
 			// Minutes of shard processes, elections and a failover: the

@@ -94,7 +94,7 @@ type sizes struct {
 	// OperatorEnv is added to the operator's environment.
 	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// settle, leak, tracing, shards);
+	// settle, leak, heap (smoke only), node, tracing, shards);
 	// empty runs them all.
 	Rows []string
 }

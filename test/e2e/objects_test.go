@@ -7,13 +7,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,11 +79,13 @@ func (w *workspace) createAgentPolled(name, url string, poll time.Duration) {
 
 func (w *workspace) waitAgentReady(name string) {
 	w.t.Helper()
-	w.g.Eventually(func(g Gomega) {
-		a := &v1alpha1.Agent{}
-		g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, a)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(a.Status.Conditions, "Ready")).To(BeTrue(), "conditions: %+v", a.Status.Conditions)
-	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+	objects.Until(w.g, kube, timeout, tick, client.ObjectKey{Namespace: w.ns, Name: name}, &v1alpha1.Agent{}, &v1alpha1.AgentList{},
+		func(a *v1alpha1.Agent) error {
+			if !meta.IsStatusConditionTrue(a.Status.Conditions, "Ready") {
+				return fmt.Errorf("agent %s not Ready: %+v", name, a.Status.Conditions)
+			}
+			return nil
+		})
 }
 
 // task is a Delegation to Agent "worker"; the text drives the sample worker
@@ -121,10 +123,8 @@ func (w *workspace) waitPhase(name string, phase v1alpha1.Phase) *v1alpha1.Deleg
 
 func (w *workspace) waitGone(name string) {
 	w.t.Helper()
-	w.g.Eventually(func() bool {
-		err := kube.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, &v1alpha1.Delegation{})
-		return apierrors.IsNotFound(err)
-	}).WithTimeout(timeout).WithPolling(tick).Should(BeTrue(), "%s was not deleted", name)
+	objects.Until(w.g, kube, timeout, tick, client.ObjectKey{Namespace: w.ns, Name: name}, &v1alpha1.Delegation{},
+		&v1alpha1.DelegationList{}, nil)
 }
 
 func (w *workspace) update(name string, mutate func(*v1alpha1.Delegation)) {

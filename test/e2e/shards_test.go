@@ -15,7 +15,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,31 +68,27 @@ func TestShardsHandOver(t *testing.T) {
 	s.handOver("SIGTERM", func(p *cluster.Process) { s.g.Expect(p.Stop(15 * time.Second)).To(Succeed()) })
 
 	s.g.Expect(s.agent.lapsedTasks()).To(BeEmpty(), "tasks whose lease lapsed at the agent")
-	s.expectOutcomes()
+	s.expectSucceeded(s.keys())
 	t.Run("DeletedTreeCancelsEveryDescendant", func(t *testing.T) { s.deleteTree(t, s.byShard[0][0]) })
-	s.deleteAll()
+	s.deleteAll(s.namespaces())
 
 	s.g.Expect(s.agent.duplicateSends()).To(BeEmpty(), "message ids sent more than once")
 	s.g.Expect(s.agent.sendCount()).To(Equal(len(s.tasks)+treeSize), "one send per Delegation")
-	for _, rep := range s.replicas {
-		expectNoForbidden(t, rep.proc)
-		if strings.Contains(rep.proc.Log(), "panic") {
-			t.Errorf("%s panicked:\n%s", rep.proc.Name(), cluster.Tail(rep.proc.Log(), 40))
+	for _, p := range s.procs {
+		expectNoForbidden(t, p)
+		if strings.Contains(p.Log(), "panic") {
+			t.Errorf("%s panicked:\n%s", p.Name(), cluster.Tail(p.Log(), 40))
 		}
 	}
 }
 
-// shardedRun is one installation of the chart with shards=3 and its
-// operator processes, namespaces and tasks.
+// shardedRun is the chart with shards=3, two replicas a shard, and the
+// leased tasks of two namespaces a shard.
 type shardedRun struct {
-	t           *testing.T
-	g           *WithT
-	r           release
-	agent       *recordingAgent
-	deployments map[int]*appsv1.Deployment
-	replicas    []*shardReplica
-	byShard     map[int][]string // shard → its namespaces
-	tasks       []*shardTask
+	*shardInstall
+	replicas []*shardReplica
+	byShard  map[int][]string // shard → its namespaces
+	tasks    []*shardTask
 }
 
 // shardReplica is one operator process of a shard.
@@ -104,25 +99,15 @@ type shardReplica struct {
 
 type shardTask struct {
 	shard      int
-	ns, name   string
+	key        client.ObjectKey
 	remoteTask string
 }
 
 func newShardedRun(t *testing.T) *shardedRun {
-	s := &shardedRun{t: t, g: NewWithT(t), deployments: map[int]*appsv1.Deployment{}, byShard: map[int][]string{}}
-	runID := newRunID()
-	s.r = installChart(t, "tether-shards", "tether-shards-"+runID, "shards=3", "replicasPerShard=2", "cancelTimeout=20s")
-	s.agent = newRecordingAgent()
-	t.Cleanup(s.agent.Close)
-	for i := range shardCount {
-		d := &appsv1.Deployment{}
-		key := client.ObjectKey{Namespace: s.r.namespace, Name: fmt.Sprintf("%s-shard-%d", s.r.name, i)}
-		s.g.Expect(kube.Get(context.Background(), key, d)).To(Succeed())
-		s.deployments[i] = d
-	}
+	s := &shardedRun{shardInstall: newShardInstall(t, "tether-shards", "shards=3", "replicasPerShard=2"), byShard: map[int][]string{}}
 	// Two namespaces per shard; realistic names spread over the hash space.
 	for k := 0; len(s.byShard[0]) < 2 || len(s.byShard[1]) < 2 || len(s.byShard[2]) < 2; k++ {
-		ns := fmt.Sprintf("tenant-%s-%d", runID, k)
+		ns := fmt.Sprintf("tenant-%s-%d", s.runID, k)
 		if i := shard.Of(ns, shardCount).Index; len(s.byShard[i]) < 2 {
 			s.byShard[i] = append(s.byShard[i], ns)
 		}
@@ -136,7 +121,7 @@ func (s *shardedRun) start(i int, name string) *shardReplica {
 	if i == 2 {
 		extra = []string{"--shard-filtering=client"}
 	}
-	rep := &shardReplica{shard: i, proc: startOperatorOf(s.t, s.r, s.deployments[i], name, extra...)}
+	rep := &shardReplica{shard: i, proc: s.shardInstall.start(i, name, extra...)}
 	s.replicas = append(s.replicas, rep)
 	return rep
 }
@@ -177,40 +162,36 @@ func (s *shardedRun) expectLeadersAndLeases() {
 func (s *shardedRun) createTasks() {
 	for i := range shardCount {
 		for _, ns := range s.byShard[i] {
-			newNamespace(s.t, ns)
-			w := newWorkspace(s.t, ns)
-			w.createAgent("agent", s.agent.URL())
-			w.deleteDelegationsOnCleanup()
-			for n := range tasksPerNS {
-				d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("leased-%d", n)},
-					Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
-						Message: &v1alpha1.Message{Text: "hold until released"},
-						Lease:   &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: shardLeaseTTL}}}}
-				s.g.Expect(kube.Create(context.Background(), d)).To(Succeed())
-				s.tasks = append(s.tasks, &shardTask{shard: i, ns: ns, name: d.Name})
+			s.tenant(ns, 200*time.Millisecond)
+			for _, key := range s.createLeased(ns, "leased", tasksPerNS, shardLeaseTTL) {
+				s.tasks = append(s.tasks, &shardTask{shard: i, key: key})
 			}
 		}
 	}
 }
 
-func (s *shardedRun) waitRunning() {
-	s.g.Eventually(func(g Gomega) {
-		for _, tk := range s.tasks {
-			if tk.remoteTask != "" {
-				continue
-			}
-			d := s.delegation(g, tk)
-			g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseRunning), "%s/%s: %+v", tk.ns, tk.name, d.Status.Outcome)
-			tk.remoteTask = d.Status.TaskID
-		}
-	}).WithTimeout(2 * timeout).WithPolling(time.Second).Should(Succeed())
-	s.t.Logf("%d leased tasks running over %d shards", len(s.tasks), shardCount)
+func (s *shardedRun) keys() []client.ObjectKey {
+	keys := make([]client.ObjectKey, 0, len(s.tasks))
+	for _, tk := range s.tasks {
+		keys = append(keys, tk.key)
+	}
+	return keys
 }
 
-func (s *shardedRun) delegation(g Gomega, tk *shardTask) *v1alpha1.Delegation {
-	d := &v1alpha1.Delegation{}
-	g.Expect(kube.Get(context.Background(), client.ObjectKey{Namespace: tk.ns, Name: tk.name}, d)).To(Succeed())
-	return d
+func (s *shardedRun) namespaces() []string {
+	var all []string
+	for i := range shardCount {
+		all = append(all, s.byShard[i]...)
+	}
+	return all
+}
+
+func (s *shardedRun) waitRunning() {
+	ids := waitTasksRunning(s.g, s.keys())
+	for _, tk := range s.tasks {
+		tk.remoteTask = ids[tk.key]
+	}
+	s.t.Logf("%d leased tasks running over %d shards", len(s.tasks), shardCount)
 }
 
 // handOver stops shard 0's leader the given way and checks the renewals
@@ -236,7 +217,7 @@ func (s *shardedRun) handOver(how string, stop func(*cluster.Process)) {
 		var unrenewed []string
 		for _, tk := range s.tasks {
 			if !slices.ContainsFunc(s.agent.renewalsOf(tk.remoteTask), func(r time.Time) bool { return r.After(stopped) }) {
-				unrenewed = append(unrenewed, tk.ns+"/"+tk.name)
+				unrenewed = append(unrenewed, tk.key.String())
 			}
 		}
 		return unrenewed
@@ -255,7 +236,7 @@ func (s *shardedRun) handOver(how string, stop func(*cluster.Process)) {
 		for k := 1; k < len(renewals); k++ {
 			if gap := renewals[k].Sub(renewals[k-1]); renewals[k].After(at.Add(-shardLeaseTTL)) {
 				s.g.Expect(gap).To(BeNumerically("<", limit),
-					"%s/%s (shard %d) went %s without a renewal around the %s", tk.ns, tk.name, tk.shard, gap, how)
+					"%s (shard %d) went %s without a renewal around the %s", tk.key, tk.shard, gap, how)
 			}
 		}
 		if tk.shard == 0 {
@@ -267,20 +248,6 @@ func (s *shardedRun) handOver(how string, stop func(*cluster.Process)) {
 	s.t.Logf("%s: shard 0's %d tasks first renewed by the standby %s (median) and %s (last) after the stop; lease duration %s",
 		how, len(firsts), firsts[len(firsts)/2].Round(10*time.Millisecond), firsts[len(firsts)-1].Round(10*time.Millisecond),
 		shard.DefaultLeaseDuration)
-}
-
-// expectOutcomes lets every task finish and waits until each Delegation
-// recorded its result.
-func (s *shardedRun) expectOutcomes() {
-	s.agent.releaseAll()
-	s.g.Eventually(func(g Gomega) {
-		for _, tk := range s.tasks {
-			d := s.delegation(g, tk)
-			g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhaseSucceeded), "%s/%s: %+v", tk.ns, tk.name, d.Status.Outcome)
-			g.Expect(d.Status.Result).NotTo(BeNil())
-			g.Expect(d.Status.Result.Text).To(ContainSubstring("held and done"))
-		}
-	}).WithTimeout(2 * timeout).WithPolling(time.Second).Should(Succeed())
 }
 
 // deleteTree builds a three-level tree in ns, deletes its root and waits
@@ -326,24 +293,4 @@ func (s *shardedRun) deleteTree(t *testing.T, ns string) {
 	for _, name := range names {
 		w.waitGone(name)
 	}
-}
-
-// deleteAll deletes every Delegation while every shard has its leader
-// (cleanups would stop the last started replica first).
-func (s *shardedRun) deleteAll() {
-	ctx := context.Background()
-	for _, namespaces := range s.byShard {
-		for _, ns := range namespaces {
-			s.g.Expect(kube.DeleteAllOf(ctx, &v1alpha1.Delegation{}, client.InNamespace(ns))).To(Succeed())
-		}
-	}
-	s.g.Eventually(func(g Gomega) {
-		for _, namespaces := range s.byShard {
-			for _, ns := range namespaces {
-				list := &v1alpha1.DelegationList{}
-				g.Expect(kube.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-				g.Expect(list.Items).To(BeEmpty(), "Delegations left in %s", ns)
-			}
-		}
-	}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
 }

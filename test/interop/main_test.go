@@ -106,7 +106,7 @@ func run(m *testing.M) int {
 		progress("%v", err)
 		return 1
 	}
-	if kube, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if kube, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		progress("%v", err)
 		return 1
 	}

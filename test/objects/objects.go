@@ -9,6 +9,7 @@ package objects
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -17,7 +18,8 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
-// Namespace is the Delegations of one namespace, read through Client.
+// Namespace is the Delegations of one namespace, read through Client (a
+// client.WithWatch waits on watches; another reads every Poll).
 type Namespace struct {
 	Client  client.Client
 	Name    string
@@ -34,11 +36,14 @@ func (n Namespace) Get(g gomega.Gomega, name string) *v1alpha1.Delegation {
 
 // WaitPhase waits for a phase and returns the Delegation in it.
 func (n Namespace) WaitPhase(g gomega.Gomega, name string, phase v1alpha1.Phase) *v1alpha1.Delegation {
-	var d *v1alpha1.Delegation
-	g.Eventually(func(g gomega.Gomega) {
-		d = n.Get(g, name)
-		g.Expect(d.Status.Phase).To(gomega.Equal(phase), "%s: outcome %+v", name, d.Status.Outcome)
-	}).WithTimeout(n.Timeout).WithPolling(n.Poll).Should(gomega.Succeed())
+	d := &v1alpha1.Delegation{}
+	Until(g, n.Client, n.Timeout, n.Poll, client.ObjectKey{Namespace: n.Name, Name: name}, d, &v1alpha1.DelegationList{},
+		func(d *v1alpha1.Delegation) error {
+			if d.Status.Phase != phase {
+				return fmt.Errorf("%s is %q, not %q: outcome %+v", name, d.Status.Phase, phase, d.Status.Outcome)
+			}
+			return nil
+		})
 	return d
 }
 
