@@ -64,6 +64,15 @@ type Dispatcher struct {
 	// and the reads waiting for room (cards.go).
 	CardReadsPerNamespace int
 	cards                 map[string]*namespaceCards
+	// Fence, when set, is asked as each call that starts or ends work
+	// leaves (fence.go); stopping: Start's context ended, nothing leaves.
+	Fence    Fence
+	stopping bool
+	// cancelAfterSend holds, by Delegation, a cancel that came while the
+	// Delegation's send was on its way: it is made once the send ended.
+	cancelAfterSend map[types.NamespacedName]*pending
+	// onTheirWay counts the calls that left and have not ended.
+	onTheirWay sync.WaitGroup
 }
 
 // NewDispatcher builds a Dispatcher and registers its pool metrics.
@@ -83,6 +92,8 @@ func NewDispatcher(maxCallsPerAgent int, maxCallTimeout time.Duration) *Dispatch
 		sends:       map[types.NamespacedName]SendRecord{},
 		readLimits:  map[types.NamespacedName]float64{},
 		cards:       map[string]*namespaceCards{},
+
+		cancelAfterSend: map[types.NamespacedName]*pending{},
 	}
 	_ = metrics.Registry.Register(poolCollector{d: d}) // one per process; tests build several
 	return d
@@ -168,10 +179,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	if c.done == nil {
 		d.results[c.Key] = res
 	}
-	if next, ok := d.after[c.Key]; ok {
-		d.after = shrinkmap.Delete(d.after, c.Key, &d.peaks.after)
-		d.queue(next)
-	}
+	d.ended(c)
 	d.mu.Unlock()
 	if c.done != nil {
 		c.done(res)
@@ -210,7 +218,8 @@ func (d *Dispatcher) Has(key Key) bool {
 	_, pending := d.calls[key]
 	_, done := d.results[key]
 	_, later := d.after[key]
-	return pending || done || later
+	_, afterSend := d.cancelAfterSend[key.Delegation]
+	return pending || done || later || (key.Kind == KindCancel && afterSend)
 }
 
 // State reports a call that is queued or running.
@@ -218,6 +227,9 @@ func (d *Dispatcher) State(key Key) CallState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	q, ok := d.calls[key]
+	if !ok && key.Kind == KindCancel {
+		q, ok = d.cancelAfterSend[key.Delegation]
+	}
 	if !ok {
 		return CallState{}
 	}
@@ -229,6 +241,11 @@ func (d *Dispatcher) State(key Key) CallState {
 func (d *Dispatcher) Drop(key Key) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.dropLocked(key)
+}
+
+// dropLocked is Drop with d.mu held.
+func (d *Dispatcher) dropLocked(key Key) bool {
 	q, ok := d.calls[key]
 	if !ok || q.running {
 		return false
@@ -246,10 +263,19 @@ func (d *Dispatcher) Drop(key Key) bool {
 	return true
 }
 
-// Forget drops every stored result of a Delegation that is gone.
+// Forget drops every call of a Delegation that is gone that has not left
+// yet (a force-deleted Delegation's queued send never leaves), and every
+// stored result of it. A call on its way ends by its deadline; its answer
+// is dropped with the next Forget or found by nobody.
 func (d *Dispatcher) Forget(delegation types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for k := range d.calls {
+		if k.Delegation == delegation && k.Kind != KindCard {
+			d.dropLocked(k)
+		}
+	}
+	delete(d.cancelAfterSend, delegation)
 	for k := range d.results {
 		if k.Delegation == delegation && k.Kind != KindCard { // an Agent's card read may share the name
 			d.results = shrinkmap.Delete(d.results, k, &d.peaks.results)

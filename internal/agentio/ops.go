@@ -171,14 +171,17 @@ func (d *Dispatcher) Reply(key types.NamespacedName, t Target, req SendRequest) 
 
 // Cancel sends CancelTask; a send without a task id is looked up first
 // (q.LookUp). A send still waiting for room never reached the agent: it is
-// dropped. The client survives the Agent's Secrets (CancelClient), so a
+// dropped; one on its way is waited for, and the task it answered with is
+// the one cancelled (fence.go). The client survives the Agent's Secrets (CancelClient), so a
 // cancel carries the credentials the task was sent with.
 func (d *Dispatcher) Cancel(key types.NamespacedName, t Target, q CancelRequest) bool {
-	d.Drop(Key{Delegation: key, Kind: KindStart})
 	canList := CanList(t.Agent)
-	return d.Submit(d.newCall(key, KindCancel, t, false, true, func(ctx context.Context, c a2a.Client) Answer {
+	c := d.newCall(key, KindCancel, t, false, true, func(ctx context.Context, c a2a.Client) Answer {
 		var a Answer
 		id := q.TaskID
+		if id == "" {
+			id = d.sentTask(key) // the send this cancel waited for answered
+		}
 		if id == "" && q.LookUp != nil {
 			// Never record Canceled on a look-up that failed.
 			found, lu := lookUp(ctx, c, canList, *q.LookUp)
@@ -206,7 +209,17 @@ func (d *Dispatcher) Cancel(key types.NamespacedName, t Target, q CancelRequest)
 		}
 		a.Task, a.Err = task, err
 		return a
-	}))
+	})
+	cancel := c.do
+	c.do = func(ctx context.Context) Answer {
+		if q.TaskID == "" && q.LookUp == nil && d.sentTask(key) == "" {
+			return Answer{} // nothing was sent: nothing to cancel, no client needed
+		}
+		return cancel(ctx)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancelAfter(c)
 }
 
 // lookUp looks for the task of a send whose answer was lost. Listed is

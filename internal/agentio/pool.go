@@ -103,13 +103,21 @@ func (d *Dispatcher) work(p *pool) {
 			d.release(q.call)
 			continue
 		}
+		if err := d.refusal(q.call); err != nil { // decided as it would leave (fence.go)
+			d.mu.Unlock()
+			d.release(q.call)
+			d.refuse(q, err)
+			continue
+		}
 		q.running = true
 		if q.call.Kind == KindGet {
 			p.reads++
 		}
+		d.onTheirWay.Add(1)
 		d.mu.Unlock()
 		d.run(q, p)
 		d.release(q.call)
+		d.onTheirWay.Done()
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -61,12 +60,12 @@ func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1
 
 func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v1alpha1.Delegation, agents map[string]*v1alpha1.Agent) bool {
 	hydrateSendStarted(child)
-	if child.Spec.AgentRef == nil || delegation.Settled(child.Status.Phase) || !delegation.Started(&child.Status) {
+	if child.Spec.AgentRef == nil || delegation.Settled(child.Status.Phase) {
 		return false
 	}
-	if child.Status.TaskID == "" && r.Calls.State(callKey(child, agentio.KindStart)).Running {
-		return false // its own pass cancels once the send's answer is in
-	}
+	// Also a child not sent yet, as far as this cache shows: from now on its
+	// send never leaves (the Dispatcher refuses a send while a cancel of its
+	// Delegation is on its way), and a send on its way is waited for.
 	name := child.Spec.AgentRef.Name
 	agent, ok := agents[name]
 	if !ok {

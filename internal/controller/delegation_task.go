@@ -111,6 +111,11 @@ func (r *DelegationReconciler) reserve(ctx context.Context, s *scope) (wait *del
 // Until then it waits: for room at the Agent (a call on its way, the
 // Agent's cap on tasks) or for budget, shown as the record it waits with.
 func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if step, ok := r.cascadeStep(s.d); ok {
+		// An ancestor ended; this cache may not show it yet. Nothing is
+		// sent after the cascade (it fenced the send at the Dispatcher).
+		return r.cancelTask(ctx, s, step)
+	}
 	key := callKey(s.d, agentio.KindStart)
 	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(&s.d.Spec, &s.d.Status, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true

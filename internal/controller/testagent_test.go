@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -69,6 +70,12 @@ type testAgent struct {
 	// holdSends, while set, holds every first message until the channel is
 	// closed (the call is recorded first): a send whose answer is on its way.
 	holdSends atomic.Pointer[chan struct{}]
+	// holdSendsUpTo holds each first message for a random time up to this
+	// (nanoseconds) before the agent stores its task: a look-up made
+	// meanwhile finds nothing, as at an agent that stores a task late.
+	holdSendsUpTo atomic.Int64
+	// store is the agent's task store, to see which tasks started.
+	store *taskstore.InMemory
 
 	mu    sync.Mutex
 	calls []agentCall
@@ -123,6 +130,7 @@ func newTestAgentOpts(withPush, stock bool, cardOpts ...func(*a2a.AgentCard)) *t
 		storeConfig = nil
 	}
 	store := taskstore.NewInMemory(storeConfig)
+	ta.store = store
 	opts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store)}
 	if withPush {
 		opts = append(opts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})))
@@ -186,6 +194,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 				return
 			}
 		}
+		if most := ta.holdSendsUpTo.Load(); most > 0 && req.Method == "SendMessage" && req.Params.Message.TaskID == "" {
+			time.Sleep(time.Duration(rand.Int64N(most)))
+		}
 		if ta.misbehave(w, r, req.Method, req.Params.Message.TaskID == "", req.Params.Message.ContextID) {
 			return
 		}
@@ -248,6 +259,15 @@ func (ta *testAgent) LookUps(contextID string) []agentCall {
 		}
 	}
 	return out
+}
+
+// TasksOf lists the tasks the agent stored in a context.
+func (ta *testAgent) TasksOf(contextID string) ([]*a2a.Task, error) {
+	resp, err := ta.store.List(context.Background(), &a2a.ListTasksRequest{ContextID: contextID, PageSize: 100})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Tasks, nil
 }
 
 // Cancelled reports whether CancelTask was received for the task.

@@ -116,7 +116,7 @@ func (e *env) churn(ns, prefix string, n int) bool {
 }
 
 // liveHeap is the leak check of `make test` (the heap phase of the smoke):
-// after LEAK_TEST_N Delegations (default 300) were created, settled and
+// after LEAK_TEST_N Delegations (default 200) were created, settled and
 // deleted, the operator's live heap is within 10% (+ heapSlackMiB) of where
 // it was before. A warm-up round first makes what the operator allocates
 // once (per Agent, per namespace) part of the baseline. The smoke's
@@ -125,7 +125,7 @@ func (e *env) churn(ns, prefix string, n int) bool {
 // measures RSS over a churn of 10,000.
 func (e *env) liveHeap() []row {
 	t := e.t
-	n := 300
+	n := 200
 	if s := os.Getenv("LEAK_TEST_N"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 1 {
