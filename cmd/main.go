@@ -236,6 +236,14 @@ func run(f flags) error {
 	calls := agentio.NewDispatcher(f.maxCallsPerAgent, f.maxCallTimeout)
 	calls.SetMemoryLimit(f.maxAnswerBytes, f.maxResponseBytes)
 	calls.CardReadsPerNamespace = f.cardReadsPerNamespace
+	// A call that starts or ends work at an agent leaves only while this
+	// process holds its shard's Lease; the Dispatcher stops with the
+	// controllers and waits for the calls on their way (up to
+	// agentio.DefaultDrainTimeout) before the Lease is given back.
+	calls.Fence = shards
+	if err := mgr.Add(calls); err != nil {
+		return err
+	}
 	agents := &controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Calls: calls, Recorder: recorder,
 		MaxConcurrentReconciles: f.agentConcurrency, MaxCallTimeout: f.maxCallTimeout}
 	if err := agents.SetupWithManager(mgr); err != nil {

@@ -68,6 +68,9 @@ type Dispatcher struct {
 	// leaves (fence.go); stopping: Start's context ended, nothing leaves.
 	Fence    Fence
 	stopping bool
+	// DrainTimeout bounds the wait for calls on their way once stopping
+	// (0: DefaultDrainTimeout).
+	DrainTimeout time.Duration
 	// cancelAfterSend holds, by Delegation, a cancel that came while the
 	// Delegation's send was on its way: it is made once the send ended.
 	cancelAfterSend map[types.NamespacedName]*pending

@@ -135,17 +135,37 @@ func (d *Dispatcher) sentTask(key types.NamespacedName) string {
 	return ""
 }
 
+// DefaultDrainTimeout bounds how long a stopping Dispatcher waits for the
+// calls on their way: long enough for an agent's ordinary answer, short
+// enough that the Lease is given back (and the tasks' leases renewed by the
+// successor) well within a lease's ttl. A send still on its way after it is
+// covered by what its Delegation records (the send's deadline): a successor
+// takes no look-up made before that deadline as proof.
+const DefaultDrainTimeout = 5 * time.Second
+
 // Start holds the Dispatcher open while this process leads (a manager
 // runnable of the leader election group, so it stops before the Lease is
 // given back): when ctx ends, no call leaves any more, and the calls on
-// their way are awaited (each ends by its deadline), so the Lease is given
-// back only once no request of this process is left at an agent.
+// their way are awaited for up to DrainTimeout, so their answers are
+// recorded before the Lease is given back.
 func (d *Dispatcher) Start(ctx context.Context) error {
 	<-ctx.Done()
 	d.mu.Lock()
 	d.stopping = true
 	d.mu.Unlock()
-	d.onTheirWay.Wait()
+	ended := make(chan struct{})
+	go func() {
+		d.onTheirWay.Wait()
+		close(ended)
+	}()
+	drain := d.DrainTimeout
+	if drain <= 0 {
+		drain = DefaultDrainTimeout
+	}
+	select {
+	case <-ended:
+	case <-time.After(drain):
+	}
 	return nil
 }
 

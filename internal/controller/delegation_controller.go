@@ -148,6 +148,9 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	r.Options = r.Options.withDefaults()
 	if r.Calls == nil {
 		r.Calls = agentio.NewDispatcher(0, 0)
+		if err := mgr.Add(r.Calls); err != nil {
+			return err
+		}
 	}
 	if r.Calls.Connector == nil {
 		r.Calls.Connector = r.Connector

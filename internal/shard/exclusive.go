@@ -69,6 +69,20 @@ type exclusiveLock struct {
 	leading bool
 	// namesUs: the record last read names this process.
 	namesUs bool
+	// heldUntil is how long the last write that made or kept this process
+	// the leader holds the Lease for, counted from before that write was
+	// sent: no other process can take it earlier (it counts the duration
+	// from when it saw the write). Zero once a release is being written.
+	heldUntil time.Time
+}
+
+// Holds reports whether this process leads and its Lease cannot have been
+// taken by another process: calls to agents are checked against it as they
+// leave (agentio.Fence).
+func (l *exclusiveLock) Holds() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leading && l.now().Before(l.heldUntil)
 }
 
 func (l *exclusiveLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -86,19 +100,25 @@ func (l *exclusiveLock) Create(ctx context.Context, ler resourcelock.LeaderElect
 	if err := l.mayAcquire(ctx); err != nil {
 		return err
 	}
+	sent := l.now()
 	if err := l.Interface.Create(ctx, ler); err != nil {
 		return err
 	}
-	return l.acquired(ctx, ler)
+	return l.acquired(ctx, ler, sent)
 }
 
 func (l *exclusiveLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	l.mu.Lock()
 	renewal, namesUs := l.leading, l.namesUs
 	l.mu.Unlock()
-	if ler.HolderIdentity != l.Identity() || renewal { // a release, or a renewal
+	if ler.HolderIdentity != l.Identity() { // a release: the fence closes before it is written
+		l.setLeading(false, time.Time{}, ler)
+		return l.Interface.Update(ctx, ler)
+	}
+	if renewal {
+		sent := l.now()
 		err := l.Interface.Update(ctx, ler)
-		l.setLeading(err == nil && ler.HolderIdentity == l.Identity())
+		l.setLeading(err == nil, sent, ler)
 		return err
 	}
 	if err := l.mayAcquire(ctx); err != nil {
@@ -107,18 +127,20 @@ func (l *exclusiveLock) Update(ctx context.Context, ler resourcelock.LeaderElect
 		}
 		return err
 	}
+	sent := l.now()
 	if err := l.Interface.Update(ctx, ler); err != nil {
 		return err
 	}
-	return l.acquired(ctx, ler)
+	return l.acquired(ctx, ler, sent)
 }
 
-// acquired checks again after the write and gives the Lease back when an
-// overlapping shard of another count took its own in the meantime.
-func (l *exclusiveLock) acquired(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+// acquired checks again after the write (sent at sent) and gives the Lease
+// back when an overlapping shard of another count took its own in the
+// meantime.
+func (l *exclusiveLock) acquired(ctx context.Context, ler resourcelock.LeaderElectionRecord, sent time.Time) error {
 	err := l.mayAcquire(ctx)
 	if err == nil {
-		l.setLeading(true)
+		l.setLeading(true, sent, ler)
 		return nil
 	}
 	return errors.Join(err, l.giveBack(ctx, ler))
@@ -204,8 +226,15 @@ func held(lease *coordinationv1.Lease, now time.Time) bool {
 	return now.Before(spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second))
 }
 
-func (l *exclusiveLock) setLeading(v bool) {
+// setLeading records whether this process leads after a write sent at
+// sent with record ler; leading, it holds the Lease for the record's
+// duration from then.
+func (l *exclusiveLock) setLeading(v bool, sent time.Time, ler resourcelock.LeaderElectionRecord) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.leading = v
-	l.mu.Unlock()
+	l.heldUntil = time.Time{}
+	if v {
+		l.heldUntil = sent.Add(time.Duration(ler.LeaseDurationSeconds) * time.Second)
+	}
 }

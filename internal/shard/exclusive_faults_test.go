@@ -195,3 +195,43 @@ func waitsForTheLeaseOfAnUnshardedBuild(t *testing.T, cfg *rest.Config, kube cli
 	g.Expect(kube.Update(ctx, unsharded)).To(Succeed())
 	g.Expect(takeTurn(ctx, lock)).To(Succeed())
 }
+
+// The fence calls to agents are checked against: held after a checked
+// write, for the Lease's duration from before that write was sent; closed
+// as soon as a release is being written (before it lands), after a write
+// whose answer was lost, and once the duration ran out without a renewal.
+func TestHoldsIsTheFenceOfCallsToAgents(t *testing.T) {
+	cfg, scheme := startAPIServer(t, nil)
+	kube, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewWithT(t)
+	ctx := context.Background()
+	faults := &leaseFaults{}
+	lock := faultyLock(t, g, cfg, kube, "default", Shard{Index: 1, Count: 2}, faults).(*exclusiveLock)
+	g.Expect(lock.Holds()).To(BeFalse(), "a candidate that never wrote holds nothing")
+
+	g.Expect(takeTurn(ctx, lock)).To(Succeed())
+	g.Expect(lock.Holds()).To(BeTrue(), "the leader holds its Lease")
+	now := lock.now
+	lock.now = func() time.Time { return now().Add(14 * time.Second) }
+	g.Expect(lock.Holds()).To(BeTrue(), "within the 15 s from the last write")
+	lock.now = func() time.Time { return now().Add(16 * time.Second) }
+	g.Expect(lock.Holds()).To(BeFalse(), "15 s after the last write another process may hold it")
+	lock.now = now
+
+	g.Expect(takeTurn(ctx, lock)).To(Succeed(), "a renewal")
+	g.Expect(lock.Holds()).To(BeTrue())
+	faults.loseAnswer = true
+	g.Expect(takeTurn(ctx, lock)).NotTo(Succeed())
+	g.Expect(lock.Holds()).To(BeFalse(), "a renewal whose answer was lost proves nothing")
+	g.Expect(takeTurn(ctx, lock)).To(Succeed(), "checked again as an acquisition")
+	g.Expect(lock.Holds()).To(BeTrue())
+
+	var heldDuringRelease bool
+	faults.beforeWrite = func() { heldDuringRelease = lock.Holds() }
+	g.Expect(lock.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1})).To(Succeed())
+	g.Expect(heldDuringRelease).To(BeFalse(), "calls still left while the release was on its way")
+	g.Expect(lock.Holds()).To(BeFalse())
+}

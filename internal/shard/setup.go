@@ -83,6 +83,15 @@ type Setup struct {
 	leaseNamespace string
 	isLeading      atomic.Bool
 	pushLeader     pushLeader
+	// lock is the shard's Lease lock once Configure set up an election.
+	lock *exclusiveLock
+}
+
+// Holds reports whether calls to agents may leave now: without leader
+// election always; with it, while this process leads and its Lease cannot
+// have been taken by another (agentio.Fence).
+func (s *Setup) Holds() bool {
+	return s.lock == nil || s.lock.Holds()
 }
 
 // New resolves the shard and, with --shard-filtering=auto and more than
@@ -162,8 +171,9 @@ func (s *Setup) Configure(o *ctrl.Options) error {
 		Client:     coordination,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: s.identity},
 	}
-	o.LeaderElectionResourceLockInterface = &exclusiveLock{Interface: lock, shard: s.Shard, namespace: ns,
+	s.lock = &exclusiveLock{Interface: lock, shard: s.Shard, namespace: ns,
 		name: s.Shard.LeaseName(), leases: s.kube, now: time.Now}
+	o.LeaderElectionResourceLockInterface = s.lock
 	return nil
 }
 
