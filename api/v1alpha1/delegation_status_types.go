@@ -200,6 +200,13 @@ type DelegationStatus struct {
 	// looks the task up instead of sending twice.
 	// +optional
 	SendStarted *metav1.Time `json:"sendStarted,omitempty"`
+	// sendDeadline is when no request of the latest send can still be on
+	// its way: a send that has not left by then never leaves, and one that
+	// left ends by then. A look-up that finds no task proves the send
+	// never started only after it (plus the agent's listing lag), whichever
+	// process made the send.
+	// +optional
+	SendDeadline *metav1.Time `json:"sendDeadline,omitempty"`
 	// sendResult says what became of a send that has no task id yet:
 	// InFlight (made, or about to be made, when status was last written),
 	// NotSent (it provably never left the operator, so it may be made again)

@@ -21,6 +21,10 @@ const Finalizer = "delegation.tether.dev/cancel"
 // the task up instead of sending twice. status.sendStarted mirrors it.
 const AnnotationSendStarted = "delegation.tether.dev/send-started"
 
+// AnnotationSendDeadline records (RFC 3339) the first send's deadline
+// beside its marker, in the same write (see status.sendDeadline).
+const AnnotationSendDeadline = "delegation.tether.dev/send-deadline"
+
 // LocalRef names an object in the same namespace.
 type LocalRef struct {
 	// +kubebuilder:validation:MinLength=1

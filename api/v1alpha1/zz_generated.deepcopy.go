@@ -539,6 +539,10 @@ func (in *DelegationStatus) DeepCopyInto(out *DelegationStatus) {
 		in, out := &in.SendStarted, &out.SendStarted
 		*out = (*in).DeepCopy()
 	}
+	if in.SendDeadline != nil {
+		in, out := &in.SendDeadline, &out.SendDeadline
+		*out = (*in).DeepCopy()
+	}
 	if in.CancelRequested != nil {
 		in, out := &in.CancelRequested, &out.CancelRequested
 		*out = (*in).DeepCopy()

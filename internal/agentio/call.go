@@ -93,6 +93,13 @@ type Call struct {
 	// sends: the call sends a Delegation's first message (its leaving is
 	// recorded); lookUp: it looks such a send's task up.
 	sends, lookUp bool
+	// leaveBy: a send that has not left by then never leaves (its deadline
+	// was recorded from it); proofAfter: a look-up that finds no task proves
+	// nothing before it, unless this process made the send itself.
+	leaveBy, proofAfter time.Time
+	// fencedSend: the send looked up was made by a build that fences its
+	// calls (see LookUpRequest.Fenced).
+	fencedSend bool
 	// Trace is the calling Delegation's span context (tracing.Of); the
 	// call's span is its child. TaskID names the task, when known.
 	Trace  trace.SpanContext

@@ -71,6 +71,9 @@ type Dispatcher struct {
 	// DrainTimeout bounds the wait for calls on their way once stopping
 	// (0: DefaultDrainTimeout).
 	DrainTimeout time.Duration
+	// leadingSince is when this process started to make calls: built, or
+	// elected (Start). Every send of a process before it left earlier.
+	leadingSince time.Time
 	// cancelAfterSend holds, by Delegation, a cancel that came while the
 	// Delegation's send was on its way: it is made once the send ended.
 	cancelAfterSend map[types.NamespacedName]*pending
@@ -97,6 +100,7 @@ func NewDispatcher(maxCallsPerAgent int, maxCallTimeout time.Duration) *Dispatch
 		cards:       map[string]*namespaceCards{},
 
 		cancelAfterSend: map[types.NamespacedName]*pending{},
+		leadingSince:    time.Now(),
 	}
 	_ = metrics.Registry.Register(poolCollector{d: d}) // one per process; tests build several
 	return d
@@ -173,7 +177,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 		d.spawn(p)
 	}
 	if c.lookUp && res.LookUp != nil {
-		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil)
+		res.LookUp.AfterSendDeadline = d.lookedUp(c.Delegation, started, res.LookUp.Err != nil, d.proofAfter(c))
 	}
 	d.calls = shrinkmap.Delete(d.calls, c.Key, &d.peaks.calls)
 	if c.Kind == KindCard {

@@ -48,8 +48,15 @@ func (d *Dispatcher) refusal(c Call) error {
 	if c.Kind == KindStart && d.cancelling(c.Delegation) {
 		return errCancelled
 	}
+	if c.sends && !c.leaveBy.IsZero() && time.Now().After(c.leaveBy) {
+		return errLeaveByPassed
+	}
 	return nil
 }
+
+// errLeaveByPassed: the send waited for room past the time its recorded
+// deadline allowed it to leave.
+var errLeaveByPassed = errors.New("the send was not made: it waited for room in the Agent's pool past its recorded deadline; it is made again under a new one")
 
 // errCancelled: a cancel of the Delegation is on its way or answered; the
 // send would start a task the cancel has already looked for.
@@ -149,6 +156,9 @@ const DefaultDrainTimeout = 5 * time.Second
 // their way are awaited for up to DrainTimeout, so their answers are
 // recorded before the Lease is given back.
 func (d *Dispatcher) Start(ctx context.Context) error {
+	d.mu.Lock()
+	d.leadingSince = time.Now()
+	d.mu.Unlock()
 	<-ctx.Done()
 	d.mu.Lock()
 	d.stopping = true

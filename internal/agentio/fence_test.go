@@ -147,3 +147,63 @@ func TestFenceAndStopAreDecidedAsACallLeaves(t *testing.T) {
 	g.Expect(errors.Is(res.Err, ErrFenced)).To(BeTrue(), "a queued call left after the stop: %v", res.Err)
 	g.Expect(ran.Load()).To(Equal(int32(2)))
 }
+
+// A send that waited for room past the time its recorded deadline allowed
+// it to leave never leaves: it is answered as never made.
+func TestASendPastItsLeaveByNeverLeaves(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	var ran atomic.Int32
+	hold := make(chan struct{})
+	g.Expect(d.Submit(fakeCall("busy", KindStart, &ran, hold, named("b")))).To(BeTrue())
+	late := fakeCall("late", KindStart, &ran, nil, named("l"))
+	late.sends, late.leaveBy = true, time.Now().Add(50*time.Millisecond)
+	g.Expect(d.Submit(late)).To(BeTrue())
+	time.Sleep(100 * time.Millisecond)
+	close(hold)
+	g.Eventually(func() bool { _, ok := d.Peek(late.Key); return ok }).Should(BeTrue())
+	res, _ := d.Take(late.Key)
+	g.Expect(errors.Is(res.Err, errLeaveByPassed)).To(BeTrue(), "%v", res.Err)
+	g.Expect(res.Class).To(Equal(a2a.ClassNotMade))
+	g.Expect(ran.Load()).To(Equal(int32(1)), "only the busy call ran")
+}
+
+// A look-up that finds no task proves the send never started only after
+// the send's deadline: this process's own when it made the send, else the
+// one recorded with it, or one call after this process began to lead when
+// the send was made by a build that fences its calls.
+func TestLookUpProvesAfterTheSendsDeadline(t *testing.T) {
+	now := time.Now()
+	key := types.NamespacedName{Namespace: "ns", Name: "d"}
+	lookUp := func(proofAfter time.Time, fenced bool) Call {
+		return Call{Key: Key{Delegation: key, Kind: KindStart}, Timeout: 10 * time.Second, lookUp: true,
+			proofAfter: proofAfter, fencedSend: fenced}
+	}
+	cases := []struct {
+		name         string
+		ownDeadline  time.Time // zero: this process made no send
+		leadingSince time.Time
+		call         Call
+		want         bool
+	}{
+		{"a successor, before the recorded deadline", time.Time{}, now.Add(-time.Hour), lookUp(now.Add(time.Minute), false), false},
+		{"a successor, after the recorded deadline", time.Time{}, now, lookUp(now.Add(-time.Second), false), true},
+		{"a successor leading for longer than a call, the send fenced", time.Time{}, now.Add(-time.Minute), lookUp(now.Add(time.Minute), true), true},
+		{"a successor that just began to lead, the send fenced", time.Time{}, now, lookUp(now.Add(time.Minute), true), false},
+		{"this process's own send, its call over", now.Add(-time.Minute), now.Add(-time.Hour), lookUp(now.Add(time.Minute), false), true},
+		{"this process's own send, within the listing lag", now.Add(-time.Second), now.Add(-time.Hour), lookUp(time.Time{}, false), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := NewDispatcher(0, time.Minute)
+			d.leadingSince = tc.leadingSince
+			if !tc.ownDeadline.IsZero() {
+				d.sends[key] = SendRecord{FirstLeft: tc.ownDeadline.Add(-10 * time.Second), Deadline: tc.ownDeadline}
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			g.Expect(d.lookedUp(key, now, false, d.proofAfter(tc.call))).To(Equal(tc.want))
+		})
+	}
+}

@@ -8,6 +8,7 @@ package agentio
 import (
 	"context"
 	"errors"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -45,6 +46,14 @@ type LookUpRequest struct {
 	OwnContext bool
 	// Lease: a task found is read back with the lease extension (renewed).
 	Lease bool
+	// ProofAfter is when an answered look-up that finds no task starts to
+	// prove the send never started, for a send this process did not make
+	// (delegation.LookUpProvesAfter: the recorded send deadline).
+	ProofAfter time.Time
+	// Fenced: the send was recorded with its deadline, so by a build whose
+	// calls leave only while it holds its shard's Lease: no send of an
+	// earlier leader left after this process began to lead.
+	Fenced bool
 }
 
 // ReadRequest reads a task back; with Lease it renews the task's lease.
@@ -81,11 +90,13 @@ func CanList(agent *v1alpha1.Agent) bool {
 
 // Send sends the first message. Its answer wakes the Delegation ahead of
 // other work: until it is applied, the task is neither followed nor renewed.
-func (d *Dispatcher) Send(key types.NamespacedName, t Target, req SendRequest) bool {
+// A send that has not left its pool by leaveBy (zero: no bound) is answered
+// as never made: its recorded deadline no longer covers it.
+func (d *Dispatcher) Send(key types.NamespacedName, t Target, req SendRequest, leaveBy time.Time) bool {
 	c := d.newCall(key, KindStart, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
 		return answer(c.Send(ctx, req))
 	})
-	c.sends = true
+	c.sends, c.leaveBy = true, leaveBy
 	return d.Submit(c)
 }
 
@@ -105,7 +116,7 @@ func (d *Dispatcher) LookUp(key types.NamespacedName, t Target, q LookUpRequest)
 		}
 		return a
 	})
-	c.lookUp = true
+	c.lookUp, c.proofAfter, c.fencedSend = true, q.ProofAfter, q.Fenced
 	do := c.do
 	c.do = func(ctx context.Context) Answer {
 		a := do(ctx)
@@ -210,6 +221,9 @@ func (d *Dispatcher) Cancel(key types.NamespacedName, t Target, q CancelRequest)
 		a.Task, a.Err = task, err
 		return a
 	})
+	if q.LookUp != nil {
+		c.lookUp, c.proofAfter, c.fencedSend = true, q.LookUp.ProofAfter, q.LookUp.Fenced
+	}
 	cancel := c.do
 	c.do = func(ctx context.Context) Answer {
 		if q.TaskID == "" && q.LookUp == nil && d.sentTask(key) == "" {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tether-dev/tether/internal/delegation"
 	"github.com/tether-dev/tether/internal/shrinkmap"
 )
 
@@ -56,14 +57,32 @@ func (d *Dispatcher) sendLeft(key types.NamespacedName, now, deadline time.Time)
 	d.sends[key] = r
 }
 
+// proofAfter is when an answered look-up by c that finds no task starts to
+// prove that no send of another process started: the send's recorded
+// deadline, or, sooner, one call's time after this process began to make
+// calls (a process before it was fenced then: no send of it left later,
+// and each that left ended by its deadline); it is called with d.mu held.
+func (d *Dispatcher) proofAfter(c Call) time.Time {
+	if !c.fencedSend {
+		return c.proofAfter
+	}
+	fenced := d.leadingSince.Add(CallTimeout(c.Timeout, d.MaxCallTimeout) + delegation.ListingLag)
+	if c.proofAfter.IsZero() || fenced.Before(c.proofAfter) {
+		return fenced
+	}
+	return c.proofAfter
+}
+
 // lookedUp counts a look-up's answer and says whether the look-up started
-// after the latest send's own deadline (always, when this process made no
-// send); it is called with d.mu held.
-func (d *Dispatcher) lookedUp(key types.NamespacedName, started time.Time, failed bool) (afterDeadline bool) {
+// after the latest send's deadline and the agent's listing lag: the deadline
+// of this process's own send when it made one, else proofAfter, the
+// deadline recorded with the send by whichever process made it. It is
+// called with d.mu held.
+func (d *Dispatcher) lookedUp(key types.NamespacedName, started time.Time, failed bool, proofAfter time.Time) (afterDeadline bool) {
 	r, ok := d.sends[key]
 	if !ok {
 		if !failed {
-			return true
+			return started.After(proofAfter)
 		}
 		r = SendRecord{}
 	}
@@ -73,5 +92,8 @@ func (d *Dispatcher) lookedUp(key types.NamespacedName, started time.Time, faile
 		r.FailedLookUps = 0
 	}
 	d.sends[key] = r
-	return r.Deadline.IsZero() || started.After(r.Deadline)
+	if r.Deadline.IsZero() {
+		return started.After(proofAfter)
+	}
+	return started.After(r.Deadline.Add(delegation.ListingLag))
 }

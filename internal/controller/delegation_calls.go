@@ -46,13 +46,17 @@ func (r *DelegationReconciler) target(d *v1alpha1.Delegation, agent *v1alpha1.Ag
 	return t
 }
 
-// lookUpRequest looks up the task of this Delegation's first send.
-func lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
+// lookUpRequest looks up the task of this Delegation's first send; a look-up
+// that finds nothing proves it never started only after the send's
+// recorded deadline.
+func (r *DelegationReconciler) lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
 	return agentio.LookUpRequest{
 		ContextID:  delegation.ContextID(&d.Spec, string(d.UID)),
 		UID:        string(d.UID),
 		OwnContext: d.Spec.Message != nil && d.Spec.Message.ContextID != "",
 		Lease:      d.Spec.Lease != nil,
+		ProofAfter: delegation.LookUpProvesAfter(&d.Status, r.Calls.MaxCallTimeout),
+		Fenced:     d.Status.SendDeadline != nil,
 	}
 }
 
@@ -61,13 +65,14 @@ func lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
 func (r *DelegationReconciler) dispatchSend(s *scope) {
 	r.memory.sentTerms.Store(client.ObjectKeyFromObject(s.d),
 		sentTerms{marker: s.d.Status.SendStarted.DeepCopy(), deadline: s.d.Status.Deadline.DeepCopy()})
-	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))))
+	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))),
+		s.sendLeaveBy)
 }
 
 // dispatchLookUp looks an earlier send up (and reads a task it finds in
 // full); it never sends: what follows is decided when its answer is applied.
 func (r *DelegationReconciler) dispatchLookUp(s *scope) {
-	r.Calls.LookUp(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), lookUpRequest(s.d))
+	r.Calls.LookUp(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.lookUpRequest(s.d))
 }
 
 // dispatchAdopt reads spec.taskID back to adopt it.
@@ -106,7 +111,7 @@ func (r *DelegationReconciler) dispatchCancel(d *v1alpha1.Delegation, agent *v1a
 	sendStarted := d.Status.SendStarted != nil || sendMarker(d) != nil
 	// A send whose result says nothing reached the agent needs no look-up.
 	if q.TaskID == "" && sendStarted && d.Status.SendResult != v1alpha1.SendNotSent {
-		lu := lookUpRequest(d)
+		lu := r.lookUpRequest(d)
 		q.LookUp = &lu
 	}
 	return r.Calls.Cancel(client.ObjectKeyFromObject(d), r.target(d, agent), q)

@@ -131,6 +131,13 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
 			"the task of the send could not be looked up within %s: %s", r.Options.CancelTimeout, truncate(lookUpErr.Error(), 800))
 		rec.Outcome.Message += "; the task of the send could not be looked up to cancel it"
+	case lookedUpEarly(res) && left > 0:
+		logf.FromContext(ctx).Info("no task of the send is listed yet, but the send may still be on its way; looking again")
+		return retry, nil
+	case lookedUpEarly(res):
+		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
+			"no task of the send was listed within %s, but the send's deadline had not passed: a late send may still start one; a lease, if any, bounds it", r.Options.CancelTimeout)
+		rec.Outcome.Message += "; no task of the send was listed, but a late send may still start one"
 	case cancelUnconfirmed(res):
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
 			"the send may have reached the agent, which cannot list tasks: nothing could be cancelled; a lease, if any, bounds the task")
@@ -162,6 +169,13 @@ func lookUpError(res agentio.Answer) error {
 		return nil
 	}
 	return res.LookUp.Err
+}
+
+// lookedUpEarly: the cancel's look-up found no task of the send, but before
+// the send's deadline (and the agent's listing lag) passed, so it proves
+// nothing yet.
+func lookedUpEarly(res agentio.Answer) bool {
+	return res.ProvedNoTask() && res.TaskID == "" && !res.LookUp.AfterSendDeadline
 }
 
 // cancelUnconfirmed: the send may have reached an agent that cannot list

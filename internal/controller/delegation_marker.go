@@ -29,13 +29,33 @@ func sendMarker(d *v1alpha1.Delegation) *metav1.Time {
 }
 
 // hydrateSendStarted shows the annotation's marker as status.sendStarted
-// with sendResult InFlight (persisted there with the next status write).
+// with sendResult InFlight, and the first send's deadline as
+// status.sendDeadline (persisted there with the next status write).
 func hydrateSendStarted(d *v1alpha1.Delegation) {
 	if d.Status.SendStarted == nil {
 		if d.Status.SendStarted = sendMarker(d); d.Status.SendStarted != nil && d.Status.TaskID == "" && d.Status.SendResult == "" {
 			d.Status.SendResult = v1alpha1.SendInFlight
 		}
 	}
+	if deadline := annotatedTime(d, v1alpha1.AnnotationSendDeadline); deadline != nil &&
+		(d.Status.SendDeadline == nil || deadline.After(d.Status.SendDeadline.Time)) {
+		d.Status.SendDeadline = deadline
+	}
+}
+
+// annotatedTime reads an RFC 3339 annotation; nil when absent or unreadable
+// (a send without a readable deadline counts from its marker).
+func annotatedTime(d *v1alpha1.Delegation, name string) *metav1.Time {
+	v, ok := d.Annotations[name]
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil
+	}
+	mt := metav1.NewTime(t)
+	return &mt
 }
 
 // sentTerms are what a send was made under, kept in memory from the

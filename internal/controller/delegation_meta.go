@@ -14,21 +14,43 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// markSend adds the finalizer and the send marker in one optimistic-locked
-// metadata patch: the first write of a plain task, and the proof that the
-// pass acts on the latest copy.
+// markSend adds the finalizer, the send marker and the send's deadline in
+// one optimistic-locked metadata patch: the first write of a plain task,
+// and the proof that the pass acts on the latest copy.
 func (r *DelegationReconciler) markSend(ctx context.Context, s *scope) error {
 	now := metav1.NewTime(s.now.Truncate(time.Second))
-	return r.patchMeta(ctx, s, func(d *v1alpha1.Delegation) {
+	terms := r.sendTerms(s)
+	deadline := metav1.NewTime(terms.Deadline)
+	err := r.patchMeta(ctx, s, func(d *v1alpha1.Delegation) {
 		controllerutil.AddFinalizer(d, v1alpha1.Finalizer)
 		if d.Annotations == nil {
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations[v1alpha1.AnnotationSendStarted] = now.UTC().Format(time.RFC3339)
-	}, &now)
+		d.Annotations[v1alpha1.AnnotationSendDeadline] = deadline.UTC().Format(time.RFC3339)
+	}, &sendMark{started: now, deadline: deadline})
+	if err == nil {
+		s.sendLeaveBy = terms.LeaveBy
+	}
+	return err
 }
+
+// sendTerms are the terms of a send made now: it leaves by LeaveBy or
+// never, and its call ends by Deadline, which is recorded before it leaves.
+func (r *DelegationReconciler) sendTerms(s *scope) delegation.SendTerms {
+	var asked time.Duration
+	if s.agent != nil && s.agent.Spec.RequestTimeout != nil {
+		asked = s.agent.Spec.RequestTimeout.Duration
+	}
+	return delegation.NewSendTerms(s.now, agentio.CallTimeout(asked, r.Calls.MaxCallTimeout))
+}
+
+// sendMark is what markSend records of a send, shown in status at once.
+type sendMark struct{ started, deadline metav1.Time }
 
 // ensureFinalizer adds the finalizer before anything that must be undone on
 // deletion (a reservation, a send, an adopted task).
@@ -41,7 +63,7 @@ func (r *DelegationReconciler) ensureFinalizer(ctx context.Context, s *scope) er
 
 // patchMeta patches metadata with an optimistic lock and keeps what this
 // pass has set in status (the answer carries the stored status).
-func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change func(*v1alpha1.Delegation), sendStarted *metav1.Time) error {
+func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change func(*v1alpha1.Delegation), mark *sendMark) error {
 	status := s.d.Status.DeepCopy()
 	base := s.d.DeepCopy()
 	change(s.d)
@@ -49,9 +71,10 @@ func (r *DelegationReconciler) patchMeta(ctx context.Context, s *scope, change f
 		return err
 	}
 	s.d.Status = *status
-	if sendStarted != nil {
-		s.d.Status.SendStarted, s.d.Status.SendResult = sendStarted, v1alpha1.SendInFlight
-		s.base.Status.SendStarted, s.base.Status.SendResult = sendStarted, v1alpha1.SendInFlight
+	if mark != nil {
+		for _, st := range []*v1alpha1.DelegationStatus{&s.d.Status, &s.base.Status} {
+			st.SendStarted, st.SendDeadline, st.SendResult = mark.started.DeepCopy(), mark.deadline.DeepCopy(), v1alpha1.SendInFlight
+		}
 	}
 	s.base.ResourceVersion = s.d.ResourceVersion
 	s.raw.ResourceVersion = s.d.ResourceVersion

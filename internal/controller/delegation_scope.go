@@ -40,6 +40,9 @@ type scope struct {
 	taken []takenResult
 	// seen is the Fingerprint of the task report applied in this pass.
 	seen string
+	// sendLeaveBy is when the send this pass dispatches must have left by
+	// (its recorded deadline counts from it).
+	sendLeaveBy time.Time
 	// sendLeft is when this process's first send of the task left (zero
 	// when it made none): the send's window counts from it.
 	sendLeft time.Time

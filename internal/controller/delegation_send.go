@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -90,8 +91,12 @@ func (r *DelegationReconciler) carryOut(ctx context.Context, s *scope, step dele
 	return sendNext{record: &rec, resend: true}
 }
 
-// sendAgain makes the send again once status shows it is being made.
+// sendAgain makes the send again once status shows it is being made, with
+// its new deadline.
 func (r *DelegationReconciler) sendAgain(ctx context.Context, s *scope) (ctrl.Result, error) {
+	terms := r.sendTerms(s)
+	deadline := metav1.NewTime(terms.Deadline)
+	s.d.Status.SendDeadline, s.sendLeaveBy = &deadline, terms.LeaveBy
 	if err := r.persistStatus(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
