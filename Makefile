@@ -52,12 +52,8 @@ verify: ## Regenerate everything generated and fail if it differs from what is c
 	@hack/verify.sh
 
 .PHONY: test
-test: verify vet $(LOCALBIN) ## Run every test on a real local control plane (builds it on first use); fuzz seeds run as tests, fuzzing is `make fuzz`.
-	@hack/chromium.sh
-	@go build -o "$(LOCALBIN)/testtimes" ./hack/testtimes
-	@assets="$$(hack/control-plane.sh)"; \
-	echo "running tests (control plane from $$assets); the events go to bin/test.json"; \
-	KUBEBUILDER_ASSETS="$$assets" go test -json ./... -count=1 -timeout 20m | tee "$(LOCALBIN)/test.json" | "$(LOCALBIN)/testtimes"
+test: $(LOCALBIN) ## Run every test on a real local control plane (built on first use, beside the checks); fuzz seeds run as tests, fuzzing is `make fuzz`.
+	@LOCALBIN="$(LOCALBIN)" hack/test.sh
 
 .PHONY: ui-screenshots
 ui-screenshots: ## Take the screenshots of `kubectl tether ui` in docs/images with headless Chromium (installs it if missing).
