@@ -21,7 +21,7 @@ import (
 // fenceTasks is how many Delegations are sent while each leader stops.
 const fenceTasks = 30
 
-// Two replicas of a shard send to an agent that stores each task 5 s after
+// Two replicas of a shard send to an agent that stores each task 10 s after
 // its SendMessage arrived. The leader is stopped with SIGTERM while sends
 // wait at the agent, then its successor is killed (SIGKILL) while the next
 // sends wait: no task runs twice (no message id reaches the agent twice),
@@ -32,7 +32,7 @@ const fenceTasks = 30
 func TestSlowStoringAgentAcrossLeaderStops(t *testing.T) {
 	requireCluster(t)
 	s := newShardInstall(t, "tether-fence", "shards=2", "replicasPerShard=2")
-	s.agent.storeAfter = 5 * time.Second
+	s.agent.storeAfter = 10 * time.Second
 	var ns string
 	for k := 0; ns == ""; k++ {
 		if c := fmt.Sprintf("fence-%s-%d", s.runID, k); shard.Of(c, 2).Index == 0 {
