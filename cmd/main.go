@@ -88,7 +88,7 @@ func parseFlags() (flags, zap.Options) {
 	flag.IntVar(&f.burst, "kube-api-burst", 300, "Burst of queries to the API server.")
 	flag.DurationVar(&f.cancelTimeout, "cancel-timeout", 2*time.Minute, "How long CancelTask is retried before a finalizer lets go.")
 	flag.DurationVar(&f.sendTimeout, "send-timeout", 2*time.Minute,
-		"How long a send may go without a task id before the Delegation fails as Unreachable.")
+		"Deprecated and ignored: a send without a task id is looked up and made again by evidence until the Delegation's deadline.")
 	flag.IntVar(&f.maxDepth, "max-depth", 16, "Maximum depth of a parentRef chain.")
 	flag.StringVar(&f.denyCIDRs, "agent-deny-cidrs", "", "Comma-separated CIDRs agent addresses may not resolve to, "+
 		"in addition to the built-in list, which is always denied: "+strings.Join(a2a.BuiltinDenyCIDRs(), ","))

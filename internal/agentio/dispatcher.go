@@ -159,7 +159,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	observeLateness(c, started)
 	if c.sends {
 		d.mu.Lock()
-		d.sendLeft(c.Delegation, started, deadline)
+		d.sendLeft(c.Delegation, deadline)
 		d.mu.Unlock()
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)

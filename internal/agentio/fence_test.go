@@ -45,7 +45,9 @@ func TestForgetDropsQueuedCalls(t *testing.T) {
 	var busyRan, goneRan atomic.Int32
 	hold := make(chan struct{})
 	g.Expect(d.Submit(fakeCall("busy", KindStart, &busyRan, hold, named("b")))).To(BeTrue())
-	g.Eventually(func() bool { return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindStart}).Running }).Should(BeTrue())
+	g.Eventually(func() bool {
+		return d.State(Key{Delegation: types.NamespacedName{Namespace: "ns", Name: "busy"}, Kind: KindStart}).Running
+	}).Should(BeTrue())
 	gone := fakeCall("gone", KindStart, &goneRan, nil, named("g"))
 	g.Expect(d.Submit(gone)).To(BeTrue())
 	g.Expect(d.Has(gone.Key)).To(BeTrue())
@@ -199,7 +201,7 @@ func TestLookUpProvesAfterTheSendsDeadline(t *testing.T) {
 			d := NewDispatcher(0, time.Minute)
 			d.leadingSince = tc.leadingSince
 			if !tc.ownDeadline.IsZero() {
-				d.sends[key] = SendRecord{FirstLeft: tc.ownDeadline.Add(-10 * time.Second), Deadline: tc.ownDeadline}
+				d.sends[key] = SendRecord{Deadline: tc.ownDeadline}
 			}
 			d.mu.Lock()
 			defer d.mu.Unlock()

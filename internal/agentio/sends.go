@@ -15,14 +15,11 @@ import (
 )
 
 // SendRecord is what this process knows of a Delegation's sends whose task
-// id is not known yet: when they actually left (a send can wait for room
-// in its Agent's pool long after its marker was written) and what the
-// look-ups after them proved. A process that starts knows nothing: every
-// call the one before it made has ended with it.
+// id is not known yet: when the latest one's call ends at the latest, and
+// what the look-ups after it proved. A process that starts knows nothing of
+// its predecessor's sends: what it needs of them is in the object
+// (status.sendDeadline).
 type SendRecord struct {
-	// FirstLeft is when the first send of this process got its slot and
-	// went out.
-	FirstLeft time.Time
 	// Deadline is when the latest send's call ended at the latest: past it,
 	// this process holds no request of that send any more.
 	Deadline time.Time
@@ -46,13 +43,10 @@ func (d *Dispatcher) SendResolved(key types.NamespacedName) {
 	d.sends = shrinkmap.Delete(d.sends, key, &d.peaks.sends)
 }
 
-// sendLeft records a send whose call starts now and ends by deadline; it is
-// called with d.mu held.
-func (d *Dispatcher) sendLeft(key types.NamespacedName, now, deadline time.Time) {
+// sendLeft records a send whose call ends by deadline; it is called with
+// d.mu held.
+func (d *Dispatcher) sendLeft(key types.NamespacedName, deadline time.Time) {
 	r := d.sends[key]
-	if r.FirstLeft.IsZero() {
-		r.FirstLeft = now
-	}
 	r.Deadline = deadline
 	d.sends[key] = r
 }

@@ -114,7 +114,11 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 	since time.Time) (ctrl.Result, error) {
 	st, rec := &s.d.Status, step.Record()
 	if st.TaskID == "" && res.TaskID != "" {
+		// The task of a send whose answer never came: recorded, so no task
+		// of this Delegation runs unowned.
 		delegation.RecordTask(st, res.TaskID, "")
+		r.Recorder.Eventf(s.d, nil, "Normal", "TaskOfLostSendCancelled", "Cancel",
+			"the cancel found task %s of a send whose answer was lost, and cancelled it", truncate(res.TaskID, 256))
 	}
 	action := "Cancel"
 	if !s.d.DeletionTimestamp.IsZero() {
@@ -156,7 +160,7 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 		finished := t.State.Terminal() && t.State != a2a.StateCanceled
 		r.recordRead(s, t, finished)
 		if finished {
-			rec = delegation.AfterRead(s.observation(r.Options), t).Record
+			rec = delegation.AfterRead(s.observation(), t).Record
 		}
 	}
 	r.setPhase(s, rec)

@@ -86,9 +86,6 @@ func runPhases(ctx context.Context, s *scope, phases []phase) (ctrl.Result, erro
 func (r *DelegationReconciler) newPass(d *v1alpha1.Delegation) *scope {
 	key := client.ObjectKeyFromObject(d)
 	s := newScope(d, r.now())
-	if rec, ok := r.Calls.SendRecord(key); ok {
-		s.sendLeft = rec.FirstLeft
-	}
 	if rv, ok := r.memory.handled.Load(key); !ok || rv != d.ResourceVersion {
 		s.changed = true
 	}

@@ -28,7 +28,7 @@ import (
 // delegation.OnDelete says one may run; the pass ends here until the
 // cancel settled it.
 func (r *DelegationReconciler) cancelOnDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
-	step, ok := delegation.OnDelete(s.observation(r.Options))
+	step, ok := delegation.OnDelete(s.observation())
 	if !ok {
 		return ctrl.Result{}, nil
 	}

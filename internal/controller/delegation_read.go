@@ -31,7 +31,7 @@ func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.T
 		}
 	} else {
 		s.seen = agentio.Fingerprint(t, nil)
-		read = delegation.AfterRead(s.observation(r.Options), t)
+		read = delegation.AfterRead(s.observation(), t)
 		r.recordRead(s, t, read.Next == delegation.ReadSettle)
 		delegation.RecordLease(&s.d.Spec, st, t.LeaseExpiresAt, s.agent == nil || s.agent.Status.Extensions.Lease)
 		if st.ReplyInFlight && r.checkReply(ctx, s, t) {
@@ -53,7 +53,7 @@ func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.T
 	if read.Next == delegation.ReadSettle {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 }
 
 // recordRead records what a task read back reports: its state, its spend

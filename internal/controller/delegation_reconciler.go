@@ -20,8 +20,10 @@ type Options struct {
 	// CancelTimeout bounds how long CancelTask is retried before a finalizer
 	// lets go (the lease bounds the orphan).
 	CancelTimeout time.Duration
-	// SendTimeout bounds how long a send may go without a task id before the
-	// Delegation fails as Unreachable.
+	// SendTimeout is deprecated and ignored: a send without a task id is
+	// looked up and made again by evidence until the Delegation's deadline
+	// (its budget.timeout or an ancestor's); without one, for as long as its
+	// Agent exists.
 	SendTimeout time.Duration
 	// MaxDepth bounds parentRef chains.
 	MaxDepth int
@@ -37,9 +39,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.CancelTimeout == 0 {
 		o.CancelTimeout = 2 * time.Minute
-	}
-	if o.SendTimeout == 0 {
-		o.SendTimeout = 2 * time.Minute
 	}
 	if o.MaxDepth == 0 {
 		o.MaxDepth = 16

@@ -24,7 +24,7 @@ func (r *DelegationReconciler) sendReply(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, err // the operator is stopping: send nothing more
 	}
 	r.dispatchReply(s, int(s.d.Status.RepliesSent)-1)
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 }
 
 // applyReply records the answer to a reply. The claim is given back only
@@ -44,7 +44,7 @@ func (r *DelegationReconciler) applyReply(ctx context.Context, s *scope, res age
 		// looks like what was applied before the reply.
 		r.Calls.Take(callKey(s.d, agentio.KindGet))
 		r.dispatchGet(s)
-		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+		return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 	}
 	if delegation.ReplyAfterSend(result) {
 		// Agents may refuse a reply for a moment after asking for input

@@ -43,9 +43,6 @@ type scope struct {
 	// sendLeaveBy is when the send this pass dispatches must have left by
 	// (its recorded deadline counts from it).
 	sendLeaveBy time.Time
-	// sendLeft is when this process's first send of the task left (zero
-	// when it made none): the send's window counts from it.
-	sendLeft time.Time
 	// answeredAt is when the latest call taken in this pass was answered:
 	// a task's first renewal is due one interval after the send's answer,
 	// however long the answer waited to be applied.
@@ -72,10 +69,10 @@ func newScope(d *v1alpha1.Delegation, now time.Time) *scope {
 	return &scope{d: d, base: d.DeepCopy(), raw: raw, now: now}
 }
 
-func (s *scope) observation(o Options) delegation.Observation {
+func (s *scope) observation() delegation.Observation {
 	return delegation.Observation{
 		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
-		TreeError: s.treeErr, Children: s.children, SendTimeout: o.SendTimeout, SendLeft: s.sendLeft,
+		TreeError: s.treeErr, Children: s.children,
 	}
 }
 

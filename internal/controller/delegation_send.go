@@ -173,7 +173,7 @@ func (r *DelegationReconciler) sendAnswer(ctx context.Context, s *scope, res age
 		rec := delegation.SendRefused(a2a.FailureClassOf(err), err.Error())
 		return sendNext{record: &rec}, nil
 	}
-	sendResult, step := delegation.AfterSend(res.Class, agentio.CanList(s.agent), err.Error())
+	sendResult, step := delegation.AfterSend(res.Class, agentio.CanList(s.agent), err.Error(), delegation.KeepsTrying(spec, st))
 	st.SendResult = sendResult
 	if step.Plan != delegation.PlanGiveUp {
 		logf.FromContext(ctx).Info("send failed; will look the task up or send again", "result", string(res.Class), "error", err.Error())
@@ -208,7 +208,7 @@ func (r *DelegationReconciler) lookUpAnswer(ctx context.Context, s *scope, res a
 	}
 	rec, _ := r.Calls.SendRecord(client.ObjectKeyFromObject(s.d))
 	result := delegation.LookUpResult{NoTask: lu.Err == nil, AfterSendDeadline: lu.AfterSendDeadline,
-		FailedLookUps: rec.FailedLookUps, WindowOver: delegation.SendWindowOver(s.observation(r.Options)), SendTimeout: r.Options.SendTimeout}
+		FailedLookUps: rec.FailedLookUps, Until: delegation.KeepsTrying(&s.d.Spec, &s.d.Status)}
 	if lu.Err != nil {
 		result.Err = lu.Err.Error()
 		logf.FromContext(ctx).Info("cannot look up the task of an earlier send; will retry", "error", result.Err)

@@ -25,7 +25,7 @@ func TestSendWithoutAClientIsNotSent(t *testing.T) {
 	if got := a2a.Classify(err); got != a2a.ClassNotMade {
 		t.Fatalf("Classify = %s, want %s", got, a2a.ClassNotMade)
 	}
-	if res, _ := delegation.AfterSend(a2a.Classify(err), false, err.Error()); res != v1alpha1.SendNotSent {
+	if res, _ := delegation.AfterSend(a2a.Classify(err), false, err.Error(), "until"); res != v1alpha1.SendNotSent {
 		t.Fatalf("AfterSend = %s, want %s", res, v1alpha1.SendNotSent)
 	}
 }

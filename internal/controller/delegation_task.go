@@ -21,7 +21,7 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
-	o := s.observation(r.Options)
+	o := s.observation()
 	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindStart))
 	res, err := r.runStep(ctx, s, delegation.Gate(o))
 	if err == nil && delegation.Settled(s.d.Status.Phase) && !delegation.Settled(s.base.Status.Phase) {
@@ -57,7 +57,7 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 		if running {
 			// Children wake a group; only its deadline (fixed when it
 			// started, above) needs a timer.
-			return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+			return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 		}
 		return ctrl.Result{}, nil
 	case delegation.StepCancel:
@@ -197,7 +197,7 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 		// the task now instead of at the next renewal.
 		r.dispatchGet(s)
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation(r.Options))}, nil
+	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.

@@ -8,7 +8,6 @@ package delegation
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -72,11 +71,6 @@ func PendingSend(last v1alpha1.SendResult, canList bool) SendStep {
 		"it is not sent again; a lease, if any, bounds a task started by it")}
 }
 
-// MaxFailedLookUps is how many look-ups in a row may fail, once the send's
-// window is over, before a lost send is given up: a task that exists at an
-// agent that lists is found as long as its look-ups get answered.
-const MaxFailedLookUps = 5
-
 // LookUpResult is what a look-up of a send without a task id proved, at an
 // agent that lists tasks for the operator.
 type LookUpResult struct {
@@ -84,57 +78,50 @@ type LookUpResult struct {
 	// False: the look-up got no usable answer.
 	NoTask bool
 	// AfterSendDeadline: the look-up was made after the latest send's own
-	// deadline, so the operator held no request of that send any more.
+	// deadline, so no process held a request of that send any more.
 	AfterSendDeadline bool
-	// FailedLookUps counts look-ups in a row without a usable answer.
+	// FailedLookUps counts look-ups in a row without a usable answer, and
+	// Err is the last one's error: both are told in the note.
 	FailedLookUps int
-	// WindowOver: --send-timeout passed since the send first left.
-	WindowOver bool
-	// SendTimeout is --send-timeout, and Err the last look-up's error
-	// (empty when it was answered): both are told in the messages.
-	SendTimeout time.Duration
-	Err         string
+	Err           string
+	// Until says how long the operator keeps at it (KeepsTrying).
+	Until string
 }
 
-// AfterLookUp decides after a look-up that found no task of this Delegation.
-//   - An answered look-up made after the send's own deadline proves the
-//     agent never started the task: send the same message id again (within
-//     the window), else give up: the agent has no task of it.
-//   - An answered look-up while the send's call may still be on its way
-//     (before its deadline) proves nothing yet: look again.
-//   - A look-up without an answer is made again; once the window is over,
-//     MaxFailedLookUps of them in a row give up.
+// AfterLookUp decides after a look-up that found no task of this Delegation,
+// by what the look-ups proved and never by the clock alone; the
+// Delegation's own deadline (or an ancestor's) ends the attempts:
+//   - An answered look-up made after the send's deadline proves the agent
+//     never started the task: the same message id is sent again.
+//   - An answered look-up while a request of the send may still be on its
+//     way proves nothing yet: look again.
+//   - A look-up without an answer is made again, with a capped back-off.
 //
 // See docs/concepts.md for why sending the same message again is safe.
 func AfterLookUp(r LookUpResult) SendStep {
 	switch {
-	case !r.NoTask && r.WindowOver && r.FailedLookUps >= MaxFailedLookUps:
-		return SendStep{Plan: PlanGiveUp, Record: SendOutcomeUnknown(fmt.Sprintf(
-			"no task id from the agent within %s of the send, and its last %d look-ups failed: %s", r.SendTimeout, r.FailedLookUps, r.Err))}
 	case !r.NoTask:
-		return SendStep{Plan: PlanWait, Note: "looking up the task of an earlier send: " + r.Err}
+		return SendStep{Plan: PlanWait, Note: fmt.Sprintf("looking up the task of an earlier send (%d look-ups in a row failed, the last: %s); %s",
+			r.FailedLookUps, r.Err, r.Until)}
 	case !r.AfterSendDeadline:
-		return SendStep{Plan: PlanWait, Note: "the answer to the send was lost; looking for the task at the agent"}
-	case r.WindowOver:
-		return SendStep{Plan: PlanGiveUp, Record: SendNeverArrived(fmt.Sprintf(
-			"the agent had no task of the send %s after it was first sent", r.SendTimeout))}
+		return SendStep{Plan: PlanWait, Note: "the answer to the send was lost; looking for the task at the agent: no task is taken as absent " +
+			"before the send's deadline passed; " + r.Until}
 	}
 	return SendStep{Plan: PlanSend}
 }
 
-// SendWindowOver says whether --send-timeout passed since the send first
-// left for the agent (sendLeft, when this process made it) or, lacking
-// that, since its marker was written.
-func SendWindowOver(o Observation) bool {
-	st := o.Status
-	if st.SendStarted == nil || o.SendTimeout <= 0 {
-		return false
+// KeepsTrying says how long a send without a task id is looked up and made
+// again: until the Delegation's deadline (its budget.timeout, or the
+// parent's), or, without one, for as long as its Agent exists.
+func KeepsTrying(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus) string {
+	if st.Deadline != nil {
+		return "tried until the deadline " + st.Deadline.UTC().Format("2006-01-02T15:04:05Z")
 	}
-	from := st.SendStarted.Time
-	if o.SendLeft.After(from) {
-		from = o.SendLeft
+	agent := ""
+	if spec.AgentRef != nil {
+		agent = spec.AgentRef.Name
 	}
-	return o.Now.Sub(from) > o.SendTimeout
+	return fmt.Sprintf("no deadline: tried for as long as Agent %q exists", agent)
 }
 
 // AfterSend is what a send that got no task leaves in status.sendResult, and
@@ -142,8 +129,8 @@ func SendWindowOver(o Observation) bool {
 // Note says why the send is still pending), or the Delegation settles.
 // Accepted and Refused are handled by the caller (adopt the task;
 // SendRefused with a refund). errText is the send's error.
-func AfterSend(res a2a.Class, canList bool, errText string) (v1alpha1.SendResult, SendStep) {
-	note := "the send did not complete: " + errText
+func AfterSend(res a2a.Class, canList bool, errText, until string) (v1alpha1.SendResult, SendStep) {
+	note := "the send did not complete: " + errText + "; " + until
 	switch {
 	case res == a2a.ClassNotMade:
 		return v1alpha1.SendNotSent, SendStep{Plan: PlanSend, Note: note}
@@ -171,16 +158,6 @@ func sendOutcomeUnknown(msg string) Step {
 // may arrive late.
 func SendNeverArrived(msg string) Record {
 	return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg).Record()
-}
-
-// sendTimedOut is the step when --send-timeout passed without a task id: a
-// send that never left is Unreachable; one that may have arrived is
-// SendOutcomeUnknown. Both keep the reservation.
-func sendTimedOut(st *v1alpha1.DelegationStatus, msg string) Step {
-	if st.SendResult == v1alpha1.SendNotSent {
-		return failed(StepSettle, v1alpha1.FailureUnreachable, ReasonUnreachable, msg)
-	}
-	return sendOutcomeUnknown(msg)
 }
 
 // ReplyCheck is what the task says about a reply whose delivery was not

@@ -39,8 +39,8 @@ func TestPendingSendIsLookedUpOrGivenUpNeverGuessed(t *testing.T) {
 }
 
 // A lost send is sent again only once an answered look-up, made after the
-// send's own deadline, proved the agent has no task of it; it is given up
-// only on what the look-ups proved once its window is over.
+// send's own deadline, proved the agent has no task of it; it is never given
+// up on the clock: look-ups that fail are made again until the deadline.
 func TestAfterALookUpOnlyWhatItProvedDecides(t *testing.T) {
 	tests := []struct {
 		name string
@@ -51,16 +51,8 @@ func TestAfterALookUpOnlyWhatItProvedDecides(t *testing.T) {
 			LookUpResult{NoTask: true, AfterSendDeadline: true}, PlanSend},
 		{"answered, empty, while the send may still be on its way: look again",
 			LookUpResult{NoTask: true}, PlanWait},
-		{"answered, empty, after the window: the agent has no task of it",
-			LookUpResult{NoTask: true, AfterSendDeadline: true, WindowOver: true}, PlanGiveUp},
-		{"answered, empty, before the deadline, after the window: look again",
-			LookUpResult{NoTask: true, WindowOver: true}, PlanWait},
-		{"no answer within the window: look again",
-			LookUpResult{FailedLookUps: MaxFailedLookUps + 3}, PlanWait},
-		{"no answer past the window, fewer than the bound: look again",
-			LookUpResult{FailedLookUps: MaxFailedLookUps - 1, WindowOver: true}, PlanWait},
-		{"no answer past the window, at the bound: give up",
-			LookUpResult{FailedLookUps: MaxFailedLookUps, WindowOver: true}, PlanGiveUp},
+		{"no answer: look again", LookUpResult{FailedLookUps: 1}, PlanWait},
+		{"no answer, however many times: look again", LookUpResult{FailedLookUps: 500}, PlanWait},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +77,7 @@ func TestAfterSendNeverRefundsAnAmbiguousAnswer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			result, step := AfterSend(tt.res, tt.canList, "boom")
+			result, step := AfterSend(tt.res, tt.canList, "boom", "until")
 			g.Expect(result).To(Equal(tt.wantResult))
 			g.Expect(step.Plan).To(Equal(tt.wantPlan))
 		})
@@ -106,20 +98,14 @@ func TestSendStepsSayWhatStatusShows(t *testing.T) {
 	}{
 		{"a marker at an agent that cannot list", PendingSend(v1alpha1.SendInFlight, false), PlanGiveUp,
 			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "the send may have reached the agent, which cannot list tasks", ""},
-		{"a lost answer at an agent that cannot list", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, false, "502"); return s }(), PlanGiveUp,
+		{"a lost answer at an agent that cannot list", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, false, "502", "until x"); return s }(), PlanGiveUp,
 			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "the agent cannot list tasks: it is not sent again; a lease, if any, bounds a task started by it: 502", ""},
-		{"a lost answer at a listing agent", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, true, "502"); return s }(), PlanLookUp,
-			"", "", "", "the send did not complete: 502"},
-		{"look-ups that kept failing past the window",
-			AfterLookUp(LookUpResult{FailedLookUps: MaxFailedLookUps, WindowOver: true, SendTimeout: 2 * time.Minute, Err: "reset"}), PlanGiveUp,
-			v1alpha1.PhaseFailed, ReasonSendOutcomeUnknown, "no task id from the agent within 2m0s of the send, and its last 5 look-ups failed: reset", ""},
-		{"an agent that proved it never got the send",
-			AfterLookUp(LookUpResult{NoTask: true, AfterSendDeadline: true, WindowOver: true, SendTimeout: 2 * time.Minute}), PlanGiveUp,
-			v1alpha1.PhaseFailed, ReasonUnreachable, "the agent had no task of the send 2m0s after it was first sent", ""},
-		{"a failed look-up", AfterLookUp(LookUpResult{Err: "reset"}), PlanWait,
-			"", "", "", "looking up the task of an earlier send: reset"},
-		{"an empty look-up while the send may be on its way", AfterLookUp(LookUpResult{NoTask: true}), PlanWait,
-			"", "", "", "the answer to the send was lost; looking for the task at the agent"},
+		{"a lost answer at a listing agent", func() SendStep { _, s := AfterSend(a2a.ClassUnknown, true, "502", "until x"); return s }(), PlanLookUp,
+			"", "", "", "the send did not complete: 502; until x"},
+		{"look-ups that keep failing", AfterLookUp(LookUpResult{FailedLookUps: 7, Err: "reset", Until: "until x"}), PlanWait,
+			"", "", "", "looking up the task of an earlier send (7 look-ups in a row failed, the last: reset); until x"},
+		{"an empty look-up while the send may be on its way", AfterLookUp(LookUpResult{NoTask: true, Until: "until x"}), PlanWait,
+			"", "", "", "the answer to the send was lost; looking for the task at the agent: no task is taken as absent before the send's deadline passed; until x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,21 +132,38 @@ func TestGivingUpOnASendKeepsTheReservation(t *testing.T) {
 	g.Expect(Charge(&v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}, st, reservation)).To(Equal(reservation))
 }
 
-func TestSendTimeoutNamesWhatIsKnown(t *testing.T) {
+// The clock alone never settles a send without a task id: the Gate starts
+// it again (look it up, send it again, or give up on the evidence of an
+// agent that cannot list), however long ago it was first made.
+func TestGateLeavesASendWithoutATaskIDToTheEvidence(t *testing.T) {
 	started := metav1.NewTime(time.Unix(1000, 0))
-	obs := func(last v1alpha1.SendResult) Observation {
+	obs := func(last v1alpha1.SendResult, canList bool) Observation {
 		return Observation{
-			Now:  started.Add(time.Minute),
+			Now:  started.Add(24 * time.Hour),
 			Spec: &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, Message: &v1alpha1.Message{Text: "x"}},
 			Status: &v1alpha1.DelegationStatus{Phase: v1alpha1.PhasePending, SendStarted: &started, SendResult: last,
 				StartTime: &started},
-			Agent: Agent{Found: true, Ready: true}, SendTimeout: 30 * time.Second,
+			Agent: Agent{Found: true, Ready: true, CanList: canList},
 		}
 	}
 	g := NewWithT(t)
-	g.Expect(Gate(obs(v1alpha1.SendNotSent)).Outcome.Reason).To(Equal(ReasonUnreachable), "nothing ever reached the agent")
-	g.Expect(Gate(obs(v1alpha1.SendUnknown)).Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
-	g.Expect(Gate(obs(v1alpha1.SendInFlight)).Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
+	for _, last := range []v1alpha1.SendResult{v1alpha1.SendNotSent, v1alpha1.SendUnknown, v1alpha1.SendInFlight} {
+		for _, canList := range []bool{true, false} {
+			g.Expect(Gate(obs(last, canList)).Kind).To(Equal(StepStart), "%s, canList %v", last, canList)
+		}
+	}
+	withDeadline := obs(v1alpha1.SendUnknown, true)
+	deadline := metav1.NewTime(started.Add(time.Hour))
+	withDeadline.Status.Deadline = &deadline
+	g.Expect(Gate(withDeadline).Outcome.Reason).To(Equal(ReasonDeadline), "the Delegation's own deadline ends it")
+}
+
+func TestKeepsTryingSaysUntilWhen(t *testing.T) {
+	g := NewWithT(t)
+	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "worker"}}
+	g.Expect(KeepsTrying(spec, &v1alpha1.DelegationStatus{})).To(Equal(`no deadline: tried for as long as Agent "worker" exists`))
+	deadline := metav1.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	g.Expect(KeepsTrying(spec, &v1alpha1.DelegationStatus{Deadline: &deadline})).To(Equal("tried until the deadline 2026-12-03T10:00:00Z"))
 }
 
 func TestCheckReplyNeitherLosesNorRepeatsAReply(t *testing.T) {

@@ -128,15 +128,9 @@ func Gate(o Observation) Step {
 		return Group(o)
 	}
 	if st.TaskID == "" {
-		// At an agent that lists, a send that may have arrived is given up
-		// only on what its look-ups proved (AfterLookUp), never on the
-		// clock alone: a task that exists there is always found.
-		// A send whose answer is still to come is waited for: a task id,
-		// or what its failure says about it.
-		lookedUp := o.Agent.CanList && st.SendResult != v1alpha1.SendNotSent
-		if !lookedUp && !o.SendOnItsWay && SendWindowOver(o) {
-			return sendTimedOut(st, fmt.Sprintf("no task id from the agent within %s", o.SendTimeout))
-		}
+		// A send without a task id is decided by evidence (PendingSend,
+		// AfterSend, AfterLookUp), never by the clock alone: it is looked
+		// up or made again until the deadline above ends it.
 		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
 	}
 	return Step{Kind: StepFollow, Phase: st.Phase}

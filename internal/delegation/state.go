@@ -84,11 +84,6 @@ type Observation struct {
 	Agent  Agent
 	// TreeError is set when the parentRef chain has a cycle or is too deep.
 	TreeError string
-	// SendTimeout bounds how long a send may go without a task id.
-	SendTimeout time.Duration
-	// SendLeft is when the first send this process made actually left for
-	// the agent (zero when it made none): the send's window counts from it.
-	SendLeft time.Time
 	// Children counts settled and active children (groups settle on them).
 	Children v1alpha1.ChildCounts
 	// SendOnItsWay: a send or look-up of this Delegation is queued, running

@@ -52,7 +52,7 @@ func TestSlowStoringAgentAcrossLeaderStops(t *testing.T) {
 	} {
 		leader := s.leader()
 		tasks = append(tasks, s.createLeased(ns, fmt.Sprintf("round-%d", i), fenceTasks, 30*time.Second)...)
-		s.g.Eventually(s.agent.waiting.Load).WithTimeout(timeout).WithPolling(50 * time.Millisecond).
+		s.g.Eventually(s.agent.waiting.Load).WithTimeout(timeout).WithPolling(50*time.Millisecond).
 			Should(BeNumerically(">=", 4), "sends waiting at the agent")
 		t.Logf("%s of the leader %s with %d sends waiting at the agent", stop.how, leader.Name(), s.agent.waiting.Load())
 		stop.stop(leader)

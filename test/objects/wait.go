@@ -29,7 +29,7 @@ func Until[T client.Object](g gomega.Gomega, c client.Client, timeout, poll time
 	key client.ObjectKey, obj T, list client.ObjectList, cond func(T) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-		check := func(o T, err error) error {
+	check := func(o T, err error) error {
 		switch {
 		case cond == nil && apierrors.IsNotFound(err):
 			return nil
