@@ -19,7 +19,7 @@ import (
 )
 
 // fenceTasks is how many Delegations are sent while each leader stops.
-const fenceTasks = 30
+const fenceTasks = 20
 
 // Two replicas of a shard send to an agent that stores each task 10 s after
 // its SendMessage arrived. The leader is stopped with SIGTERM while sends
