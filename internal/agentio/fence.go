@@ -56,7 +56,8 @@ func (d *Dispatcher) refusal(c Call) error {
 
 // errLeaveByPassed: the send waited for room past the time its recorded
 // deadline allowed it to leave.
-var errLeaveByPassed = errors.New("the send was not made: it waited for room in the Agent's pool past its recorded deadline; it is made again under a new one")
+var errLeaveByPassed = errors.New("the send was not made: it waited for room in the Agent's pool past its recorded deadline; " +
+	"it is made again under a new one")
 
 // errCancelled: a cancel of the Delegation is on its way or answered; the
 // send would start a task the cancel has already looked for.

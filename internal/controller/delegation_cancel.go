@@ -140,7 +140,8 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 		return retry, nil
 	case lookedUpEarly(res):
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
-			"no task of the send was listed within %s, but the send's deadline had not passed: a late send may still start one; a lease, if any, bounds it", r.Options.CancelTimeout)
+			"no task of the send was listed within %s, but the send's deadline had not passed: "+
+				"a late send may still start one; a lease, if any, bounds it", r.Options.CancelTimeout)
 		rec.Outcome.Message += "; no task of the send was listed, but a late send may still start one"
 	case cancelUnconfirmed(res):
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,

@@ -187,15 +187,8 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 			<-r.Context().Done()
 			return
 		}
-		if held := ta.holdSends.Load(); held != nil && req.Method == "SendMessage" && req.Params.Message.TaskID == "" {
-			select {
-			case <-*held:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		if most := ta.holdSendsUpTo.Load(); most > 0 && req.Method == "SendMessage" && req.Params.Message.TaskID == "" {
-			time.Sleep(time.Duration(rand.Int64N(most)))
+		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && !ta.holdSend(r.Context()) {
+			return
 		}
 		if ta.misbehave(w, r, req.Method, req.Params.Message.TaskID == "", req.Params.Message.ContextID) {
 			return
@@ -234,6 +227,22 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// holdSend holds a first message as holdSends and holdSendsUpTo say; false
+// when the caller gave up meanwhile.
+func (ta *testAgent) holdSend(ctx context.Context) bool {
+	if held := ta.holdSends.Load(); held != nil {
+		select {
+		case <-*held:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if most := ta.holdSendsUpTo.Load(); most > 0 {
+		time.Sleep(time.Duration(rand.Int64N(most)))
+	}
+	return true
 }
 
 // Calls returns the recorded calls of one method ("" for all).

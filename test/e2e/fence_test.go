@@ -42,7 +42,7 @@ func TestSlowStoringAgentAcrossLeaderStops(t *testing.T) {
 	s.tenant(ns, 5*time.Second)
 	s.start(0, "fence-a")
 	s.start(0, "fence-b")
-	var tasks []client.ObjectKey
+	tasks := make([]client.ObjectKey, 0, 2*fenceTasks)
 	for i, stop := range []struct {
 		how  string
 		stop func(*cluster.Process)
