@@ -15,16 +15,14 @@ import (
 
 // sendMarker reads the in-flight send marker from the annotation.
 func sendMarker(d *v1alpha1.Delegation) *metav1.Time {
-	v, ok := d.Annotations[v1alpha1.AnnotationSendStarted]
-	if !ok {
+	if _, ok := d.Annotations[v1alpha1.AnnotationSendStarted]; !ok {
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		// A marker that cannot be read still says a send may have been made.
-		t = d.CreationTimestamp.Time
+	if t := annotatedTime(d, v1alpha1.AnnotationSendStarted); t != nil {
+		return t
 	}
-	mt := metav1.NewTime(t)
+	// A marker that cannot be read still says a send may have been made.
+	mt := metav1.NewTime(d.CreationTimestamp.Time)
 	return &mt
 }
 
