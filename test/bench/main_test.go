@@ -89,12 +89,20 @@ type sizes struct {
 	// shards.
 	ShardLeasesN  int
 	ShardLeaseTTL time.Duration
+	// FaultN Delegations run through a proxy failing each of FaultRates of
+	// all calls, for FaultSeeds seeds, with the operator SIGKILLed and
+	// started again FaultKills times while they run; each has FaultTimeout.
+	FaultN       int
+	FaultRates   []float64
+	FaultSeeds   int
+	FaultKills   int
+	FaultTimeout time.Duration
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// OperatorEnv is added to the operator's environment.
 	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// settle, leak, heap (smoke only), node, tracing, shards);
+	// settle, leak, heap (smoke only), node, tracing, faults, shards);
 	// empty runs them all.
 	Rows []string
 }
@@ -103,12 +111,14 @@ func sizesFromEnv(t *testing.T) sizes {
 	s := sizes{DispatchN: 20, DispatchRate: 20, ThroughputN: 20, CascadeN: 20, LeasesN: 20,
 		LeaseTTL: 3 * time.Second, Hold: 2 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
 		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10,
-		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second}
+		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second,
+		FaultN: 20, FaultRates: []float64{0.3}, FaultSeeds: 1, FaultKills: 1, FaultTimeout: 3 * time.Minute}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
 			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300,
-			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute}
+			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute,
+			FaultN: 200, FaultRates: []float64{0.3, 0.5}, FaultSeeds: 5, FaultKills: 3, FaultTimeout: 5 * time.Minute}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -130,6 +140,10 @@ func sizesFromEnv(t *testing.T) sizes {
 	envInt(t, "BENCH_FAILOVER_N", &s.FailoverN)
 	envInt(t, "BENCH_SHARD_LEASES_N", &s.ShardLeasesN)
 	envDuration(t, "BENCH_SHARD_LEASE_TTL", &s.ShardLeaseTTL)
+	envInt(t, "BENCH_FAULT_N", &s.FaultN)
+	envInt(t, "BENCH_FAULT_SEEDS", &s.FaultSeeds)
+	envInt(t, "BENCH_FAULT_KILLS", &s.FaultKills)
+	envDuration(t, "BENCH_FAULT_TIMEOUT", &s.FaultTimeout)
 	s.Out = os.Getenv("BENCH_OUT")
 	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
 		if part = strings.TrimSpace(part); part != "" {

@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package faults
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+)
+
+// NamePrefix starts the text of every Delegation of a run; the name follows
+// it, so the agent knows which Delegation each task it starts belongs to.
+const NamePrefix = "work for "
+
+// Task is one task the agent started.
+type Task struct {
+	ID, MessageID, ContextID string
+	Started                  time.Time
+}
+
+// Agent is a2a-go's own request handler and in-memory task store over
+// JSON-RPC, as an agent built on the SDK with its defaults serves: nothing
+// of tether's agent kit. Its store knows every caller as one user, so
+// ListTasks answers (an SDK store without an authenticator refuses it).
+// Each task works for the run's work time and then completes.
+type Agent struct {
+	hs   *httptest.Server
+	work time.Duration
+
+	mu     sync.Mutex
+	tasks  map[string][]Task // Delegation name → the tasks started for it
+	public string            // the address its card names
+}
+
+// NewAgent serves the agent on loopback; each task works for work.
+func NewAgent(work time.Duration) *Agent {
+	a := &Agent{work: work, tasks: map[string][]Task{}}
+	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
+		Authenticator: func(context.Context) (string, error) { return "caller", nil },
+	})
+	handler := a2asrv.NewHandler(executor{a}, a2asrv.WithTaskStore(store))
+	mux := http.NewServeMux()
+	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(handler))
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(
+		func(context.Context) (*a2a.AgentCard, error) {
+			return &a2a.AgentCard{Name: "sdk-defaults", Description: "a2a-go's default handler and store", Version: "1",
+				DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+				SupportedInterfaces: []*a2a.AgentInterface{{URL: a.publicURL() + "/rpc",
+					ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "1.0"}},
+				Skills: []a2a.AgentSkill{{ID: "work", Name: "work", Description: "works a while", Tags: []string{"test"}}},
+			}, nil
+		})))
+	a.hs = httptest.NewServer(mux)
+	a.public = a.hs.URL
+	return a
+}
+
+// NewProxiedAgent is an agent whose card sends every caller through a
+// faulting proxy.
+func NewProxiedAgent(work time.Duration, opts Options) (*Agent, *Proxy) {
+	a := NewAgent(work)
+	p := NewProxy(a.hs.URL, opts)
+	a.mu.Lock()
+	a.public = p.URL()
+	a.mu.Unlock()
+	return a, p
+}
+
+func (a *Agent) publicURL() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.public
+}
+
+// URL is the address its card names for every call.
+func (a *Agent) URL() string { return a.publicURL() }
+
+// Close stops the agent.
+func (a *Agent) Close() {
+	a.hs.CloseClientConnections()
+	a.hs.Close()
+}
+
+// Tasks is every task started so far, by the Delegation it is for.
+func (a *Agent) Tasks() map[string][]Task {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string][]Task, len(a.tasks))
+	for name, ts := range a.tasks {
+		out[name] = append([]Task(nil), ts...)
+	}
+	return out
+}
+
+type executor struct{ a *Agent }
+
+func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		var text strings.Builder
+		for _, p := range ec.Message.Parts {
+			text.WriteString(p.Text())
+		}
+		name, _ := strings.CutPrefix(text.String(), NamePrefix)
+		x.a.mu.Lock()
+		x.a.tasks[name] = append(x.a.tasks[name], Task{ID: string(ec.TaskID), MessageID: ec.Message.ID,
+			ContextID: ec.ContextID, Started: time.Now()})
+		x.a.mu.Unlock()
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) ||
+			!yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(x.a.work):
+		}
+		if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done: "+name)), nil) {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		}
+	}
+}
+
+func (executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
