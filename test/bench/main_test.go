@@ -141,6 +141,7 @@ func sizesFromEnv(t *testing.T) sizes {
 	envInt(t, "BENCH_SHARD_LEASES_N", &s.ShardLeasesN)
 	envDuration(t, "BENCH_SHARD_LEASE_TTL", &s.ShardLeaseTTL)
 	envInt(t, "BENCH_FAULT_N", &s.FaultN)
+	envRates(t, "BENCH_FAULT_RATES", &s.FaultRates)
 	envInt(t, "BENCH_FAULT_SEEDS", &s.FaultSeeds)
 	envInt(t, "BENCH_FAULT_KILLS", &s.FaultKills)
 	envDuration(t, "BENCH_FAULT_TIMEOUT", &s.FaultTimeout)
@@ -181,4 +182,21 @@ func envDuration(t *testing.T, name string, v *time.Duration) {
 		}
 		*v = d
 	}
+}
+
+// envRates reads a comma-separated list of shares in (0, 1].
+func envRates(t *testing.T, name string, v *[]float64) {
+	s := os.Getenv(name)
+	if s == "" {
+		return
+	}
+	var rates []float64
+	for part := range strings.SplitSeq(s, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || f <= 0 || f > 1 {
+			t.Fatalf("%s=%q: want shares in (0, 1] such as 0.3,0.5", name, s)
+		}
+		rates = append(rates, f)
+	}
+	*v = rates
 }

@@ -83,6 +83,9 @@ func (p *Process) Log() string {
 	return string(b)
 }
 
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

@@ -6,18 +6,14 @@ SPDX-License-Identifier: Apache-2.0
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
-	"github.com/tether-dev/tether/internal/shard"
-	"github.com/tether-dev/tether/test/cluster"
 	"github.com/tether-dev/tether/test/faults"
 )
 
@@ -48,30 +44,19 @@ func TestFaultingProxyWithOperatorKills(t *testing.T) {
 	agent, proxy := faults.NewProxiedAgent(2*time.Second, faults.Options{Rate: faultRate, Seed: seed})
 	t.Cleanup(agent.Close)
 	t.Cleanup(proxy.Close)
-	var ns string // in shard 0, whose processes alone are started
-	for k := 0; ns == ""; k++ {
-		if c := fmt.Sprintf("faults-%s-%d", s.runID, k); shard.Of(c, 2).Index == 0 {
-			ns = c
-		}
-	}
-	newNamespace(t, ns)
-	w := newWorkspace(t, ns)
-	w.createAgentPolled("agent", agent.URL(), time.Second)
+	ns := s.tenantOf(0, 2, "faults", agent.URL(), time.Second)
 	s.start(0, "faults-a")
 	s.start(0, "faults-b")
-	w.deleteDelegationsOnCleanup()
-	w.waitAgentReady("agent")
+	newWorkspace(t, ns).waitAgentReady("agent")
 
 	proxy.Arm()
-	for _, d := range faults.Delegations(ns, "agent", "task", faultDelegations, faultTimeout) {
-		s.g.Expect(kube.Create(context.Background(), d)).To(Succeed())
-	}
+	s.createAll(faults.Delegations(ns, "agent", "task", faultDelegations, faultTimeout))
 	for i, stop := range []struct {
 		how  string
-		stop func(*cluster.Process)
+		stop func(*pod)
 	}{
-		{"SIGKILL", func(p *cluster.Process) { p.Kill() }},
-		{"SIGTERM", func(p *cluster.Process) { s.g.Expect(p.Stop(15 * time.Second)).To(Succeed()) }},
+		{"SIGKILL", func(p *pod) { p.Kill() }},
+		{"SIGTERM", func(p *pod) { s.g.Expect(p.Stop(15 * time.Second)).To(Succeed()) }},
 	} {
 		time.Sleep(3 * time.Second) // sends and look-ups on their way through the proxy
 		leader := s.leader()
@@ -79,21 +64,10 @@ func TestFaultingProxyWithOperatorKills(t *testing.T) {
 		stop.stop(leader)
 		s.start(0, fmt.Sprintf("faults-%c", 'c'+i)) // as Kubernetes would: a new pod in its place
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), faultTimeout+time.Minute)
-	defer cancel()
-	ds, err := faults.Settled(ctx, kube, ns)
-	tally := faults.Count(ds, agent.Tasks())
+	tally := s.expectSettledClean(ns, agent, faultDelegations, faultTimeout+time.Minute)
 	calls, injected := proxy.Counts()
 	t.Logf("seed %d, %d calls through the proxy, faults %v: %s", seed, calls, injected, tally)
-	s.g.Expect(err).NotTo(HaveOccurred(), "waiting until every Delegation settled: %s", tally)
-	s.g.Expect(tally.Delegations).To(Equal(faultDelegations))
-	s.g.Expect(tally.Clean()).To(BeTrue(), "%s: %s", tally, strings.Join(tally.Examples, "; "))
 	s.g.Expect(injected[faults.Lose]).To(BeNumerically(">", 0), "answers lost after the agent acted")
-	for _, p := range s.procs {
-		if strings.Contains(p.Log(), "panic") {
-			t.Errorf("%s panicked:\n%s", p.Name(), cluster.Tail(p.Log(), 40))
-		}
-	}
+	s.expectNoPanic()
 	s.deleteAll([]string{ns})
 }

@@ -58,6 +58,25 @@ func startOperator(t *testing.T, r release) *cluster.Process {
 // command line, as its ServiceAccount, with extra flags appended.
 func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string, extra ...string) *cluster.Process {
 	t.Helper()
+	opts := operatorOf(t, r, d, name, testbed.Kubeconfig(), extra...)
+	op, err := cluster.StartProcess(opts)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := op.Stop(15 * time.Second); err != nil {
+			t.Errorf("stopping %s: %v", name, err)
+		}
+		if t.Failed() {
+			t.Logf("%s log (last lines):\n%s", name, cluster.Tail(op.Log(), 60))
+		}
+	})
+	return op
+}
+
+// operatorOf is how one replica of a Deployment of the release runs: its
+// command line, as its ServiceAccount (through the API server that the
+// kubeconfig at server names), with extra flags appended.
+func operatorOf(t *testing.T, r release, d *appsv1.Deployment, name, server string, extra ...string) cluster.ProcessOptions {
+	t.Helper()
 	g := NewWithT(t)
 	pod := d.Spec.Template.Spec
 	g.Expect(pod.Containers).NotTo(BeEmpty())
@@ -67,7 +86,7 @@ func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string,
 	identity := fmt.Sprintf("system:serviceaccount:%s:%s", r.namespace, pod.ServiceAccountName)
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	g.Expect(cluster.WriteImpersonatingKubeconfig(testbed.Kubeconfig(), kubeconfig, identity)).To(Succeed())
+	g.Expect(cluster.WriteImpersonatingKubeconfig(server, kubeconfig, identity)).To(Succeed())
 
 	// Later flags win: the chart's listen addresses become free loopback ports.
 	args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:0")
@@ -79,20 +98,8 @@ func startOperatorOf(t *testing.T, r release, d *appsv1.Deployment, name string,
 	args = append(args, extra...)
 	env := append([]string{"KUBECONFIG=" + kubeconfig}, resourceEnv(pod.Containers[0])...)
 	t.Logf("starting %s as %s: %s %s", name, identity, strings.Join(env[1:], " "), strings.Join(args, " "))
-	op, err := cluster.StartProcess(cluster.ProcessOptions{
-		Name: name, Path: filepath.Join(binaries, "cmd"), Args: args,
-		Env: env, LogPath: filepath.Join(dir, "operator.log"),
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() {
-		if err := op.Stop(15 * time.Second); err != nil {
-			t.Errorf("stopping %s: %v", name, err)
-		}
-		if t.Failed() {
-			t.Logf("%s log (last lines):\n%s", name, cluster.Tail(op.Log(), 60))
-		}
-	})
-	return op
+	return cluster.ProcessOptions{Name: name, Path: filepath.Join(binaries, "cmd"), Args: args,
+		Env: env, LogPath: filepath.Join(dir, "operator.log")}
 }
 
 // resourceEnv is what the kubelet would set from the container's resource

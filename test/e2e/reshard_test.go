@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/internal/shard"
-	"github.com/tether-dev/tether/test/cluster"
+	"github.com/tether-dev/tether/test/faults"
 )
 
 const (
@@ -46,12 +46,18 @@ func reshardTasksPerNS(t *testing.T) int {
 // at a time, as Kubernetes rolls them, while the new shard's pods start)
 // with leased tasks (ttl 30 s) in flight and more created during the roll:
 // no two shards of different counts ever hold overlapping Leases at once,
-// nothing is sent twice, no lease lapses, and every task settles.
+// nothing is sent twice, no lease lapses, and every task settles, while a
+// share of the operators' Lease writes fail or time out and half of their
+// give-backs fail.
 func TestReshardByRollingUpdate(t *testing.T) {
 	requireCluster(t)
 	s := newShardInstall(t, "tether-reshard", "shards=2", "replicasPerShard=2")
 	g, agent := s.g, s.agent
-	old := [][]*cluster.Process{{s.start(0, "old-0-a"), s.start(0, "old-0-b")}, {s.start(1, "old-1-a"), s.start(1, "old-1-b")}}
+	// Every operator process reaches the API server through a proxy that
+	// fails 10% of its Lease writes (500s, and 504s after 2 s whether or
+	// not the write landed) and half of its give-backs.
+	leaseFaults := s.failLeaseWrites(faults.LeaseOptions{Rate: 0.1, GiveBackRate: 0.5, Seed: 1, Hold: 2 * time.Second})
+	old := [][]*pod{{s.start(0, "old-0-a"), s.start(0, "old-0-b")}, {s.start(1, "old-1-a"), s.start(1, "old-1-b")}}
 
 	// Namespaces of realistic names, chosen so that every kind of move
 	// happens: from shard 0 of 2 to 0 and to 1 of 3, from 1 of 2 to 1 and
@@ -112,6 +118,10 @@ func TestReshardByRollingUpdate(t *testing.T) {
 		return unrenewed
 	}).WithTimeout(2 * reshardLeaseTTL).WithPolling(500 * time.Millisecond).Should(BeEmpty())
 	g.Expect(overlaps()).To(BeEmpty(), "Leases of overlapping shards of 2 and 3 held at once")
+	leaseWrites := leaseFaults.Counts()
+	t.Logf("Lease writes through the proxy: %d (%d give-backs), failed: %v", leaseWrites.Writes, leaseWrites.GiveBacks, leaseWrites.Faults)
+	g.Expect(leaseWrites.Faults[faults.WriteTimedOut]+leaseWrites.Faults[faults.WriteTimedOutUnapplied]).
+		To(BeNumerically(">", 0), "timed-out Lease writes")
 
 	// One renewal interval more, so the gaps include the new shards' cadence.
 	time.Sleep(reshardLeaseTTL / 3)
@@ -138,7 +148,7 @@ func TestReshardByRollingUpdate(t *testing.T) {
 	s.expectSucceeded(tasks)
 	g.Expect(agent.duplicateSends()).To(BeEmpty(), "message ids sent more than once")
 	g.Expect(agent.sendCount()).To(Equal(len(tasks)), "one send per Delegation")
-	for _, p := range s.procs {
+	for _, p := range s.processes() {
 		expectNoForbidden(t, p)
 	}
 	s.deleteAll(namespaces)

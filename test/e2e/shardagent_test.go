@@ -6,16 +6,12 @@ SPDX-License-Identifier: Apache-2.0
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"iter"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -36,13 +32,6 @@ type recordingAgent struct {
 	release chan struct{}
 	once    sync.Once
 
-	// storeAfter, when set, holds each SendMessage that long after it
-	// arrived before the agent takes it (stores its task), whatever the
-	// caller does meanwhile: an agent whose executor starts late. waiting
-	// counts the sends held now.
-	storeAfter time.Duration
-	waiting    atomic.Int64
-
 	mu       sync.Mutex
 	sends    map[string]int         // message id → SendMessage calls
 	renewals map[string][]time.Time // task id → renewing GetTask calls
@@ -56,26 +45,8 @@ func newRecordingAgent() *recordingAgent {
 	card := &a2a.AgentCard{Name: "recording-agent", Description: "notes every call", Version: "1",
 		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
 	a.srv = agentkit.NewServer(card, recordingExecutor{a}, agentkit.WithLogger(slog.New(slog.DiscardHandler)))
-	a.hs = httptest.NewServer(agentcalls.Record(a.storeLate(a.srv), a.note))
+	a.hs = httptest.NewServer(agentcalls.Record(a.srv, a.note))
 	return a
-}
-
-// storeLate holds SendMessage for storeAfter; the agent then stores the
-// task even when the caller gave up or died meanwhile.
-func (a *recordingAgent) storeLate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.storeAfter > 0 && r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"method":"SendMessage"`)) {
-				a.waiting.Add(1)
-				time.Sleep(a.storeAfter)
-				a.waiting.Add(-1)
-				r = r.WithContext(context.WithoutCancel(r.Context()))
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (a *recordingAgent) URL() string { return a.hs.URL }

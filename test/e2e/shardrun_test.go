@@ -8,6 +8,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/shard"
 	"github.com/tether-dev/tether/test/cluster"
+	"github.com/tether-dev/tether/test/faults"
 )
 
 // shardInstall is one installation of the chart with shards, the operator
@@ -33,25 +36,56 @@ type shardInstall struct {
 	runID string
 	r     release
 	agent *recordingAgent
-	procs []*cluster.Process
+	pods  []*pod
+	// kubeconfig is how the operator processes reach the API server.
+	kubeconfig string
 }
 
 func newShardInstall(t *testing.T, name string, values ...string) *shardInstall {
-	s := &shardInstall{t: t, g: NewWithT(t), runID: newRunID(), agent: newRecordingAgent()}
+	s := &shardInstall{t: t, g: NewWithT(t), runID: newRunID(), agent: newRecordingAgent(), kubeconfig: testbed.Kubeconfig()}
 	t.Cleanup(s.agent.Close)
 	s.r = installChart(t, name, name+"-"+s.runID, append(values, "cancelTimeout=20s")...)
 	return s
 }
 
-// start runs one more operator process as shard i's Deployment (read
-// anew, so a helm upgrade's Deployment is what starts) would run it.
-func (s *shardInstall) start(i int, name string, extra ...string) *cluster.Process {
+// failLeaseWrites sends the operator processes started from now on through
+// a proxy that fails a share of their Lease writes (faults.APIProxy).
+func (s *shardInstall) failLeaseWrites(opts faults.LeaseOptions) *faults.APIProxy {
+	p, err := faults.NewAPIProxy(testbed.Config(), opts)
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.t.Cleanup(p.Close)
+	s.kubeconfig = filepath.Join(s.t.TempDir(), "through-proxy.kubeconfig")
+	s.g.Expect(p.WriteKubeconfig(s.kubeconfig)).To(Succeed())
+	return p
+}
+
+// start runs one more pod of shard i's Deployment (read anew, so a helm
+// upgrade's Deployment is what starts).
+func (s *shardInstall) start(i int, name string, extra ...string) *pod {
 	d := &appsv1.Deployment{}
 	key := client.ObjectKey{Namespace: s.r.namespace, Name: fmt.Sprintf("%s-shard-%d", s.r.name, i)}
 	s.g.Expect(kube.Get(context.Background(), key, d)).To(Succeed())
-	p := startOperatorOf(s.t, s.r, d, name, extra...)
-	s.procs = append(s.procs, p)
+	p, err := startPod(s.t, name, operatorOf(s.t, s.r, d, name, s.kubeconfig, extra...))
+	s.g.Expect(err).NotTo(HaveOccurred())
+	s.t.Cleanup(func() {
+		if err := p.Stop(15 * time.Second); err != nil {
+			s.t.Errorf("stopping %s: %v", name, err)
+		}
+		if s.t.Failed() {
+			s.t.Logf("%s log (last lines):\n%s", name, cluster.Tail(p.Log(), 60))
+		}
+	})
+	s.pods = append(s.pods, p)
 	return p
+}
+
+// processes are every operator process the install ran, restarts included.
+func (s *shardInstall) processes() []*cluster.Process {
+	var all []*cluster.Process
+	for _, p := range s.pods {
+		all = append(all, p.processes()...)
+	}
+	return all
 }
 
 // tenant makes a namespace with an Agent "agent" at the recording agent,
@@ -61,6 +95,50 @@ func (s *shardInstall) tenant(ns string, poll time.Duration) {
 	w := newWorkspace(s.t, ns)
 	w.createAgentPolled("agent", s.agent.URL(), poll)
 	w.deleteDelegationsOnCleanup()
+}
+
+// tenantOf makes a namespace of shard i of n (named prefix-<run>-<k>) with
+// an Agent "agent" at url, read back every poll, and returns its name.
+func (s *shardInstall) tenantOf(i, n int, prefix, url string, poll time.Duration) string {
+	var ns string
+	for k := 0; ns == ""; k++ {
+		if c := fmt.Sprintf("%s-%s-%d", prefix, s.runID, k); shard.Of(c, n).Index == i {
+			ns = c
+		}
+	}
+	newNamespace(s.t, ns)
+	newWorkspace(s.t, ns).createAgentPolled("agent", url, poll)
+	return ns
+}
+
+// createAll creates the Delegations.
+func (s *shardInstall) createAll(ds []*v1alpha1.Delegation) {
+	for _, d := range ds {
+		s.g.Expect(kube.Create(context.Background(), d)).To(Succeed())
+	}
+}
+
+// settled waits until every Delegation of ns has ended (within limit) and
+// tallies them against the tasks the agent ran: no task run twice, none
+// whose outcome was lost, nothing given up, everything within its timeout.
+func (s *shardInstall) expectSettledClean(ns string, agent *faults.Agent, n int, limit time.Duration) faults.Tally {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	ds, err := faults.Settled(ctx, kube, ns)
+	tally := faults.Count(ds, agent.Tasks())
+	s.g.Expect(err).NotTo(HaveOccurred(), "waiting until every Delegation settled: %s", tally)
+	s.g.Expect(tally.Delegations).To(Equal(n))
+	s.g.Expect(tally.Clean()).To(BeTrue(), "%s: %s", tally, strings.Join(tally.Examples, "; "))
+	return tally
+}
+
+// expectNoPanic fails when an operator process of the install panicked.
+func (s *shardInstall) expectNoPanic() {
+	for _, p := range s.processes() {
+		if strings.Contains(p.Log(), "panic") {
+			s.t.Errorf("%s panicked:\n%s", p.Name(), cluster.Tail(p.Log(), 40))
+		}
+	}
 }
 
 // createLeased creates n leased Delegations prefix-0… in ns that run until

@@ -22,6 +22,7 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/shard"
 	"github.com/tether-dev/tether/test/cluster"
+	"github.com/tether-dev/tether/test/faults"
 )
 
 const (
@@ -45,11 +46,16 @@ var (
 // tasks (ttl 15 s) in flight, then its successor SIGTERMed: every task of
 // shard 0 is renewed by the standby before its lease runs out, the other
 // shards' renewals go on without a gap, nothing is sent twice and every
-// task's outcome is recorded. Then a tree is deleted and every descendant's
+// task's outcome is recorded, while a share of the Lease writes fail or time
+// out and half of the give-backs fail. Then a tree is deleted and every descendant's
 // task is cancelled at the agent.
 func TestShardsHandOver(t *testing.T) {
 	requireCluster(t)
 	s := newShardedRun(t)
+	// Every process reaches the API server through a proxy that fails 10%
+	// of its Lease writes (500s, 504s after 2 s applied or not) and half of
+	// its give-backs.
+	leaseFaults := s.failLeaseWrites(faults.LeaseOptions{Rate: 0.1, GiveBackRate: 0.5, Seed: 2, Hold: 2 * time.Second})
 	for i := range shardCount {
 		s.start(i, fmt.Sprintf("shard-%d-a", i))
 		s.start(i, fmt.Sprintf("shard-%d-b", i))
@@ -58,14 +64,14 @@ func TestShardsHandOver(t *testing.T) {
 	s.createTasks()
 	s.waitRunning()
 
-	s.handOver("SIGKILL", func(p *cluster.Process) { p.Kill() })
+	s.handOver("SIGKILL", func(p *pod) { p.Kill() })
 	// As Kubernetes would: a new pod stands by in place of the killed one.
 	standby := s.start(0, "shard-0-c")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	_, err := standby.proc.WaitFor(ctx, waiting) // its cache synced, it waits on the Lease
 	s.g.Expect(err).NotTo(HaveOccurred())
-	s.handOver("SIGTERM", func(p *cluster.Process) { s.g.Expect(p.Stop(15 * time.Second)).To(Succeed()) })
+	s.handOver("SIGTERM", func(p *pod) { s.g.Expect(p.Stop(15 * time.Second)).To(Succeed()) })
 
 	s.g.Expect(s.agent.lapsedTasks()).To(BeEmpty(), "tasks whose lease lapsed at the agent")
 	s.expectSucceeded(s.keys())
@@ -74,7 +80,9 @@ func TestShardsHandOver(t *testing.T) {
 
 	s.g.Expect(s.agent.duplicateSends()).To(BeEmpty(), "message ids sent more than once")
 	s.g.Expect(s.agent.sendCount()).To(Equal(len(s.tasks)+treeSize), "one send per Delegation")
-	for _, p := range s.procs {
+	leaseWrites := leaseFaults.Counts()
+	t.Logf("Lease writes through the proxy: %d (%d give-backs), failed: %v", leaseWrites.Writes, leaseWrites.GiveBacks, leaseWrites.Faults)
+	for _, p := range s.processes() {
 		expectNoForbidden(t, p)
 		if strings.Contains(p.Log(), "panic") {
 			t.Errorf("%s panicked:\n%s", p.Name(), cluster.Tail(p.Log(), 40))
@@ -94,7 +102,7 @@ type shardedRun struct {
 // shardReplica is one operator process of a shard.
 type shardReplica struct {
 	shard int
-	proc  *cluster.Process
+	proc  *pod
 }
 
 type shardTask struct {
@@ -197,7 +205,7 @@ func (s *shardedRun) waitRunning() {
 // handOver stops shard 0's leader the given way and checks the renewals
 // around it: shard 0's standby renews every task before its ttl runs out,
 // and the other shards keep their ttl/3 cadence.
-func (s *shardedRun) handOver(how string, stop func(*cluster.Process)) {
+func (s *shardedRun) handOver(how string, stop func(*pod)) {
 	old := s.leaderOf(0)
 	s.g.Eventually(func() int {
 		n := 0

@@ -6,12 +6,15 @@ SPDX-License-Identifier: Apache-2.0
 package faults
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -37,6 +40,12 @@ type Task struct {
 type Agent struct {
 	hs   *httptest.Server
 	work time.Duration
+	// storeAfter holds each SendMessage that long after it arrived before
+	// the SDK takes it (stores its task), whatever the caller does
+	// meanwhile: an agent whose executor starts late. waiting counts the
+	// sends held now.
+	storeAfter time.Duration
+	waiting    atomic.Int64
 
 	mu     sync.Mutex
 	tasks  map[string][]Task // Delegation name → the tasks started for it
@@ -44,14 +53,18 @@ type Agent struct {
 }
 
 // NewAgent serves the agent on loopback; each task works for work.
-func NewAgent(work time.Duration) *Agent {
-	a := &Agent{work: work, tasks: map[string][]Task{}}
+func NewAgent(work time.Duration) *Agent { return NewSlowStoringAgent(work, 0) }
+
+// NewSlowStoringAgent is an agent that stores each task storeAfter after
+// its SendMessage arrived.
+func NewSlowStoringAgent(work, storeAfter time.Duration) *Agent {
+	a := &Agent{work: work, storeAfter: storeAfter, tasks: map[string][]Task{}}
 	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
 		Authenticator: func(context.Context) (string, error) { return "caller", nil },
 	})
 	handler := a2asrv.NewHandler(executor{a}, a2asrv.WithTaskStore(store))
 	mux := http.NewServeMux()
-	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(handler))
+	mux.Handle("/rpc", a.storeLate(a2asrv.NewJSONRPCHandler(handler)))
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(
 		func(context.Context) (*a2a.AgentCard, error) {
 			return &a2a.AgentCard{Name: "sdk-defaults", Description: "a2a-go's default handler and store", Version: "1",
@@ -82,6 +95,27 @@ func (a *Agent) publicURL() string {
 	defer a.mu.Unlock()
 	return a.public
 }
+
+// storeLate holds SendMessage for storeAfter; the SDK then stores the task
+// even when the caller gave up or died meanwhile.
+func (a *Agent) storeLate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.storeAfter > 0 && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"method":"SendMessage"`)) {
+				a.waiting.Add(1)
+				time.Sleep(a.storeAfter)
+				a.waiting.Add(-1)
+				r = r.WithContext(context.WithoutCancel(r.Context()))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Waiting is how many sends the agent holds before storing their task.
+func (a *Agent) Waiting() int64 { return a.waiting.Load() }
 
 // URL is the address its card names for every call.
 func (a *Agent) URL() string { return a.publicURL() }

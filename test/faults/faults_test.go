@@ -14,7 +14,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -111,4 +115,26 @@ func TestCount(t *testing.T) {
 			g.Expect(got).To(Equal(tc.want))
 		})
 	}
+}
+
+// A give-back is told apart from other Lease writes whichever encoding
+// client-go sent it in.
+func TestGivesBackReadsJSONAndProtobuf(t *testing.T) {
+	g := NewWithT(t)
+	proto, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	g.Expect(ok).To(BeTrue())
+	json, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	g.Expect(ok).To(BeTrue())
+	for _, tc := range []struct {
+		holder *string
+		want   bool
+	}{{nil, true}, {ptr.To(""), true}, {ptr.To("operator-0"), false}} {
+		lease := &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: tc.holder, LeaseDurationSeconds: ptr.To[int32](1)}}
+		for _, info := range []runtime.SerializerInfo{proto, json} {
+			body, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, coordinationv1.SchemeGroupVersion), lease)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(givesBack(body)).To(Equal(tc.want), "%s with holder %v", info.MediaType, tc.holder)
+		}
+	}
+	g.Expect(givesBack([]byte(`{"metadata":{"annotations":{"a":"b"}}}`))).To(BeFalse(), "a patch of the metadata")
 }
