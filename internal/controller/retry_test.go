@@ -6,7 +6,10 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -19,7 +22,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -34,9 +36,15 @@ type flakyAgent struct {
 	failFirst int
 	spent     int64
 
+	// dropAnswerOf makes the agent take the n-th first message (from 1)
+	// and drop the connection instead of answering: the send's answer is
+	// lost, the task exists.
+	dropAnswerOf int
+
 	mu       sync.Mutex
 	contexts map[string]int
 	messages []string
+	sends    int
 }
 
 func newFlakyAgent(t *testing.T, failFirst int, spent int64) *flakyAgent {
@@ -55,8 +63,35 @@ func newFlakyAgent(t *testing.T, failFirst int, spent int64) *flakyAgent {
 		Authenticator: func(context.Context) (string, error) { return "operator", nil },
 	})
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("/rpc", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(fa, a2asrv.WithTaskStore(store))))
+	mux.Handle("/rpc", fa.dropping(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(fa, a2asrv.WithTaskStore(store)))))
 	return fa
+}
+
+// dropping loses the answer to the send dropAnswerOf names.
+func (fa *flakyAgent) dropping(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &req)
+		if req.Method == "SendMessage" {
+			fa.mu.Lock()
+			fa.sends++
+			drop := fa.sends == fa.dropAnswerOf
+			fa.mu.Unlock()
+			if drop {
+				next.ServeHTTP(httptest.NewRecorder(), r)
+				if hj, ok := w.(http.Hijacker); ok {
+					conn, _, _ := hj.Hijack()
+					_ = conn.Close()
+				}
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (fa *flakyAgent) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -207,6 +242,20 @@ func TestRetryOperatorStoppedDuringBackoffSendsOnce(t *testing.T) {
 	e.g.Consistently(fa.Messages, time.Second, tick).Should(HaveLen(2), statusJSON(d))
 	e.g.Expect(fa.Messages()[1]).To(Equal("tether-" + string(d.UID) + "-2"))
 	e.g.Expect(d.Annotations).To(HaveKeyWithValue(v1alpha1.AnnotationSendAttempt, "2"))
-	var list v1alpha1.DelegationList
-	e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+}
+
+// The answer to a later attempt's send is lost: the look-up by context
+// finds that attempt's own task (not the earlier attempt's, which shares
+// the context) and adopts it; nothing is sent a third time.
+func TestRetryLostAnswerOfALaterAttemptIsLookedUpNotSentAgain(t *testing.T) {
+	e := setup(t)
+	fa := newFlakyAgent(t, 1, 0)
+	fa.dropAnswerOf = 2
+	e.createAgent("flaky", fa.server.URL)
+	e.create(e.task("child", "work", toAgent("flaky"), func(d *v1alpha1.Delegation) { d.Spec.Retry = retryPolicy(3, 100*time.Millisecond) }))
+	d := e.waitPhase("child", v1alpha1.PhaseSucceeded)
+	e.g.Consistently(fa.Messages, time.Second, tick).Should(HaveLen(2), statusJSON(d))
+	e.g.Expect(d.Status.Attempts).To(HaveLen(2))
+	e.g.Expect(d.Status.Attempts[1].TaskID).NotTo(Equal(d.Status.Attempts[0].TaskID))
+	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonCompleted))
 }
