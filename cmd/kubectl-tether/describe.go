@@ -38,6 +38,9 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 			field("Message", o.Message)
 		}
 	}
+	if a := attemptOf(d); a != "" {
+		field("Attempt", a)
+	}
 	field("Task", orNone(d.Status.TaskID))
 	if d.Status.RemoteState != "" {
 		field("Remote state", d.Status.RemoteState)
@@ -56,9 +59,27 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 		field("Children", fmt.Sprintf("%d active, %d succeeded, %d failed, %d canceled",
 			c.Active, c.Succeeded, c.Failed, c.Canceled))
 	}
+	b.WriteString(describeAttempts(d.Status.Attempts, now))
 	b.WriteString(describeLease(d, now))
 	b.WriteString(describeBudget(d.Status.Budget))
 	return b.String()
+}
+
+// describeAttempts lists the attempts that ended, oldest first.
+func describeAttempts(attempts []v1alpha1.Attempt, now time.Time) string {
+	if len(attempts) == 0 {
+		return ""
+	}
+	rows := [][]string{{"ATTEMPT", "TASK", "STARTED", "ENDED", "REASON", "CLASS", "SPENT"}}
+	for _, a := range attempts {
+		reason, class := none, none
+		if o := a.Outcome; o != nil {
+			reason, class = orNone(o.Reason), orNone(string(o.FailureClass))
+		}
+		rows = append(rows, []string{itoa(int64(a.Attempt)), escapeLine(orNone(a.TaskID)), timestamp(a.StartTime, now),
+			timestamp(a.CompletionTime, now), escapeLine(reason), escapeLine(class), escapeLine(orNone(formatMeters(a.Spent)))})
+	}
+	return "Attempts:\n" + indent(renderTable(rows), "  ")
 }
 
 func describeLease(d *v1alpha1.Delegation, now time.Time) string {
