@@ -21,6 +21,9 @@ import (
 // none fills an empty cell, as kubectl does.
 const none = "-"
 
+// colReason heads the column of outcome and event reasons.
+const colReason = "REASON"
+
 // phaseColors are ANSI SGR codes: green done, red failed, magenta waiting for a
 // person, cyan working; everything else stays plain or dim.
 var phaseColors = map[v1alpha1.Phase]string{

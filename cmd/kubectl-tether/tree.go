@@ -78,7 +78,7 @@ func renderTree(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Dele
 }
 
 func (v treeView) header() []string {
-	h := []string{"NAME", "PHASE", "REASON", "AGENT", "TASK", "BUDGET LEFT/SPENT", "AGE"}
+	h := []string{"NAME", "PHASE", colReason, "AGENT", "TASK", "BUDGET LEFT/SPENT", "AGE"}
 	if v.wide {
 		h = append(h, "REPLIES", "LEASE UNTIL", "DEADLINE", "MESSAGE")
 	}

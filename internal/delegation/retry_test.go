@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package delegation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func policy(maxAttempts int32, on ...v1alpha1.RetryClass) *v1alpha1.RetryPolicy 
 func retrying(p *v1alpha1.RetryPolicy, n int32) change {
 	return func(o *Observation) {
 		o.Retry = p
-		o.Status.Phase, o.Status.TaskID = v1alpha1.PhaseRunning, "task-"+string(rune('0'+n))
+		o.Status.Phase, o.Status.TaskID = v1alpha1.PhaseRunning, fmt.Sprintf("task-%d", n)
 		o.Status.Attempt, o.Status.MaxAttempts = n, p.MaxAttempts
 		start := metav1.NewTime(now.Add(-time.Minute))
 		o.Status.StartTime, o.Status.SendStarted = &start, &start
