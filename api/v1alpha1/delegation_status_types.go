@@ -148,7 +148,11 @@ type BudgetStatus struct {
 	// charged is what settled children were charged.
 	// +optional
 	Charged Meters `json:"charged,omitempty"`
-	// spent is reported + charged.
+	// endedAttempts is what the task's ended attempts counted (the sum of
+	// status.attempts[].spent); reported is then the current attempt's.
+	// +optional
+	EndedAttempts Meters `json:"endedAttempts,omitempty"`
+	// spent is reported + charged + endedAttempts.
 	// +optional
 	Spent Meters `json:"spent,omitempty"`
 	// +optional
@@ -242,6 +246,25 @@ type DelegationStatus struct {
 	// +kubebuilder:validation:MaxItems=1000
 	// +optional
 	SettledChildren []SettledChild `json:"settledChildren,omitempty"`
+	// attempt is the number of the current attempt under a retry policy
+	// (from 1); unset without one.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+	// maxAttempts is the retry policy's maxAttempts, fixed when the task
+	// started; unset without a policy.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MaxAttempts int32 `json:"maxAttempts,omitempty"`
+	// attempts lists the attempts that ended, oldest first (at most
+	// maxAttempts).
+	// +listType=map
+	// +listMapKey=attempt
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Attempts []Attempt `json:"attempts,omitempty"`
 	// repliesSent counts spec.replies already delivered.
 	// +optional
 	RepliesSent int32 `json:"repliesSent,omitempty"`

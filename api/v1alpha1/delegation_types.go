@@ -221,6 +221,11 @@ type DelegationSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	TaskID string `json:"taskID,omitempty"`
+	// retry makes a failed task a new attempt, as often as maxAttempts
+	// allows. Without it a failure is final, unless the parent is a group
+	// with a retry policy: its children inherit it.
+	// +optional
+	Retry *RetryPolicy `json:"retry,omitempty"`
 	// ttlSecondsAfterFinished deletes the object this long after it settles.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -231,7 +236,7 @@ type DelegationSpec struct {
 // Once the task started (status.startTime, status.sendStarted or status.taskID
 // set), spec.tenant, lease, parentClosePolicy and skill are fixed and a taskID
 // can no longer be added; spec.budget and spec.timeout are fixed from then on,
-// and from the grant (status.budget) on.
+// and from the grant (status.budget) on; spec.retry is fixed once it started.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dlg,categories=tether
@@ -244,6 +249,7 @@ type DelegationSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || (has(self.spec.tenant) == has(oldSelf.spec.tenant) && (!has(self.spec.tenant) || self.spec.tenant == oldSelf.spec.tenant) && has(self.spec.skill) == has(oldSelf.spec.skill) && (!has(self.spec.skill) || self.spec.skill == oldSelf.spec.skill) && has(self.spec.parentClosePolicy) == has(oldSelf.spec.parentClosePolicy) && (!has(self.spec.parentClosePolicy) || self.spec.parentClosePolicy == oldSelf.spec.parentClosePolicy) && has(self.spec.lease) == has(oldSelf.spec.lease) && (!has(self.spec.lease) || self.spec.lease.ttl == oldSelf.spec.lease.ttl))",message="spec.tenant, spec.lease, spec.parentClosePolicy and spec.skill are immutable once the task started"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || has(oldSelf.spec.taskID) || !has(self.spec.taskID)",message="spec.taskID cannot be added once the message was sent"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID) && !has(oldSelf.status.budget)) || (has(self.spec.budget) == has(oldSelf.spec.budget) && (!has(self.spec.budget) || self.spec.budget == oldSelf.spec.budget) && has(self.spec.timeout) == has(oldSelf.spec.timeout) && (!has(self.spec.timeout) || self.spec.timeout == oldSelf.spec.timeout))",message="spec.budget and spec.timeout are immutable once the budget was granted or the task started"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || (!has(oldSelf.status.startTime) && !has(oldSelf.status.sendStarted) && !has(oldSelf.status.taskID)) || (has(self.spec.retry) == has(oldSelf.spec.retry) && (!has(self.spec.retry) || self.spec.retry == oldSelf.spec.retry))",message="spec.retry is immutable once the task started"
 type Delegation struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

@@ -38,6 +38,9 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 			field("Message", o.Message)
 		}
 	}
+	if a := attemptOf(d); a != "" {
+		field("Attempt", a)
+	}
 	field("Task", orNone(d.Status.TaskID))
 	if d.Status.RemoteState != "" {
 		field("Remote state", d.Status.RemoteState)
@@ -56,9 +59,27 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 		field("Children", fmt.Sprintf("%d active, %d succeeded, %d failed, %d canceled",
 			c.Active, c.Succeeded, c.Failed, c.Canceled))
 	}
+	b.WriteString(describeAttempts(d.Status.Attempts, now))
 	b.WriteString(describeLease(d, now))
 	b.WriteString(describeBudget(d.Status.Budget))
 	return b.String()
+}
+
+// describeAttempts lists the attempts that ended, oldest first.
+func describeAttempts(attempts []v1alpha1.Attempt, now time.Time) string {
+	if len(attempts) == 0 {
+		return ""
+	}
+	rows := [][]string{{"ATTEMPT", "TASK", "STARTED", "ENDED", colReason, "CLASS", "SPENT"}}
+	for _, a := range attempts {
+		reason, class := none, none
+		if o := a.Outcome; o != nil {
+			reason, class = orNone(o.Reason), orNone(string(o.FailureClass))
+		}
+		rows = append(rows, []string{itoa(int64(a.Attempt)), escapeLine(orNone(a.TaskID)), timestamp(a.StartTime, now),
+			timestamp(a.CompletionTime, now), escapeLine(reason), escapeLine(class), escapeLine(orNone(formatMeters(a.Spent)))})
+	}
+	return "Attempts:\n" + indent(renderTable(rows))
 }
 
 func describeLease(d *v1alpha1.Delegation, now time.Time) string {
@@ -78,7 +99,7 @@ func describeLease(d *v1alpha1.Delegation, now time.Time) string {
 	if l.Reason != "" {
 		lines += fieldLine("Reason", escapeLine(l.Reason))
 	}
-	return "Lease:\n" + indent(lines, "  ")
+	return "Lease:\n" + indent(lines)
 }
 
 // describeBudget prints the ledger (granted = spent + reserved + left) and
@@ -92,7 +113,7 @@ func describeBudget(bs *v1alpha1.BudgetStatus) string {
 		rows = append(rows, []string{escapeLine(name), meter(bs.Granted, name),
 			meter(bs.Reserved, name), meter(bs.Spent, name), meter(bs.Left, name)})
 	}
-	out := "Budget:\n" + indent(renderTable(rows), "  ")
+	out := "Budget:\n" + indent(renderTable(rows))
 	if len(bs.Reservations) == 0 {
 		return out
 	}
@@ -100,7 +121,7 @@ func describeBudget(bs *v1alpha1.BudgetStatus) string {
 	for _, r := range bs.Reservations {
 		rows = append(rows, []string{escapeLine(r.Child), escapeLine(formatMeters(r.Meters))})
 	}
-	return out + "Reservations:\n" + indent(renderTable(rows), "  ")
+	return out + "Reservations:\n" + indent(renderTable(rows))
 }
 
 // fieldLine is one "Name:  value" line, values aligned as kubectl describe does.
@@ -115,7 +136,8 @@ func meter(m v1alpha1.Meters, name string) string {
 	return none
 }
 
-func indent(s, prefix string) string {
+func indent(s string) string {
+	const prefix = "  "
 	lines := strings.SplitAfter(s, "\n")
 	for i, l := range lines {
 		if l != "" {

@@ -104,7 +104,7 @@ func eventsCmd(ctx context.Context, e *env, args []string) error {
 func lastSeen(ev eventsv1.Event) time.Time { return delegationtree.EventTime(&ev) }
 
 func renderEvents(items []eventsv1.Event, now time.Time, wide, namespaces bool) string {
-	header := []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}
+	header := []string{"LAST SEEN", "TYPE", colReason, "OBJECT", "MESSAGE"}
 	if wide {
 		header = append(header, "COUNT", "REPORTER")
 	}

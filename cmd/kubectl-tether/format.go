@@ -21,6 +21,9 @@ import (
 // none fills an empty cell, as kubectl does.
 const none = "-"
 
+// colReason heads the column of outcome and event reasons.
+const colReason = "REASON"
+
 // phaseColors are ANSI SGR codes: green done, red failed, magenta waiting for a
 // person, cyan working; everything else stays plain or dim.
 var phaseColors = map[v1alpha1.Phase]string{
@@ -116,6 +119,15 @@ func reasonOf(d *v1alpha1.Delegation) string {
 	default:
 		return orNone(string(o.FailureClass))
 	}
+}
+
+// attemptOf is "attempt 2/3" under a retry policy of more than one
+// attempt, "" otherwise.
+func attemptOf(d *v1alpha1.Delegation) string {
+	if st := &d.Status; st.Attempt > 0 && st.MaxAttempts > 1 {
+		return fmt.Sprintf("attempt %d/%d", st.Attempt, st.MaxAttempts)
+	}
+	return ""
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

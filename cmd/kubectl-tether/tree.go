@@ -78,7 +78,7 @@ func renderTree(roots []v1alpha1.Delegation, children map[string][]v1alpha1.Dele
 }
 
 func (v treeView) header() []string {
-	h := []string{"NAME", "PHASE", "REASON", "AGENT", "TASK", "BUDGET LEFT/SPENT", "AGE"}
+	h := []string{"NAME", "PHASE", colReason, "AGENT", "TASK", "BUDGET LEFT/SPENT", "AGE"}
 	if v.wide {
 		h = append(h, "REPLIES", "LEASE UNTIL", "DEADLINE", "MESSAGE")
 	}
@@ -128,12 +128,21 @@ func (v treeView) render(roots []v1alpha1.Delegation, children map[string][]v1al
 	return paintColumn(out, phaseCol, func(row int) string { return phaseColors[phases[row]] })
 }
 
+// reasonWithAttempt is the reason, with the attempt under a retry policy:
+// "RetryScheduled (attempt 2/3)".
+func reasonWithAttempt(d *v1alpha1.Delegation) string {
+	if a := attemptOf(d); a != "" {
+		return reasonOf(d) + " (" + a + ")"
+	}
+	return reasonOf(d)
+}
+
 func (v treeView) row(d *v1alpha1.Delegation, branch string) []string {
 	agent := agentOf(d)
 	row := []string{
 		branch + escapeLine(d.Name),
 		phaseOf(d),
-		escapeLine(reasonOf(d)),
+		escapeLine(reasonWithAttempt(d)),
 		escapeLine(agent),
 		escapeLine(orNone(d.Status.TaskID)),
 		budgetLeftSpent(d.Status.Budget),

@@ -42,6 +42,10 @@ type LookUpRequest struct {
 	ContextID string
 	// UID is the Delegation's UID, from which the send's message id derives.
 	UID string
+	// Attempt is the attempt whose send is looked up (from 1), and Earlier
+	// the task ids of the attempts before it: their tasks share the context.
+	Attempt int32
+	Earlier []string
 	// OwnContext: the user gave the context id, so other tasks may share it.
 	OwnContext bool
 	// Lease: a task found is read back with the lease extension (renewed).
@@ -251,7 +255,7 @@ func lookUp(ctx context.Context, c a2a.Client, canList bool, q LookUpRequest) (*
 		}
 		return nil, LookUpAnswer{Listed: true, Err: err}
 	}
-	t, err := delegation.OwnTask(tasks, q.UID, q.OwnContext)
+	t, err := delegation.OwnAttemptTask(tasks, q.UID, q.Attempt, q.Earlier, q.OwnContext)
 	return t, LookUpAnswer{Listed: true, Err: err}
 }
 

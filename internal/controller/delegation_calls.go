@@ -50,9 +50,17 @@ func (r *DelegationReconciler) target(d *v1alpha1.Delegation, agent *v1alpha1.Ag
 // that finds nothing proves it never started only after the send's
 // recorded deadline.
 func (r *DelegationReconciler) lookUpRequest(d *v1alpha1.Delegation) agentio.LookUpRequest {
+	var earlier []string
+	for _, a := range d.Status.Attempts {
+		if a.TaskID != "" {
+			earlier = append(earlier, a.TaskID)
+		}
+	}
 	return agentio.LookUpRequest{
 		ContextID:  delegation.ContextID(&d.Spec, string(d.UID)),
 		UID:        string(d.UID),
+		Attempt:    delegation.AttemptOf(&d.Status),
+		Earlier:    earlier,
 		OwnContext: d.Spec.Message != nil && d.Spec.Message.ContextID != "",
 		Lease:      d.Spec.Lease != nil,
 		ProofAfter: delegation.LookUpProvesAfter(&d.Status, r.Calls.MaxCallTimeout),
@@ -202,7 +210,7 @@ func (r *DelegationReconciler) followOf(d *v1alpha1.Delegation, agent *v1alpha1.
 func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendRequest {
 	d := s.d
 	req := a2a.SendRequest{
-		MessageID: delegation.MessageID(string(d.UID), -1),
+		MessageID: delegation.AttemptMessageID(string(d.UID), delegation.AttemptOf(&d.Status)),
 		ContextID: contextID,
 		Skill:     d.Spec.Skill,
 		Metadata:  map[string]any{},
@@ -226,7 +234,8 @@ func (r *DelegationReconciler) sendRequest(s *scope, contextID string) a2a.SendR
 	if b := d.Status.Budget; (b != nil && b.Granted != nil) || d.Status.Deadline != nil {
 		req.Budget = &a2a.BudgetGrant{}
 		if b != nil {
-			req.Budget.Meters = b.Granted
+			// A later attempt is offered what the earlier ones left.
+			req.Budget.Meters = delegation.AttemptGrant(b)
 		}
 		if d.Status.Deadline != nil {
 			req.Budget.Deadline = d.Status.Deadline.Time

@@ -6,16 +6,19 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
-// sendMarker reads the in-flight send marker from the annotation.
+// sendMarker reads the in-flight send marker of the current attempt from
+// the annotation; a marker left by an earlier attempt is none.
 func sendMarker(d *v1alpha1.Delegation) *metav1.Time {
-	if _, ok := d.Annotations[v1alpha1.AnnotationSendStarted]; !ok {
+	if _, ok := d.Annotations[v1alpha1.AnnotationSendStarted]; !ok || !markerOfAttempt(d) {
 		return nil
 	}
 	if t := annotatedTime(d, v1alpha1.AnnotationSendStarted); t != nil {
@@ -35,10 +38,24 @@ func hydrateSendStarted(d *v1alpha1.Delegation) {
 			d.Status.SendResult = v1alpha1.SendInFlight
 		}
 	}
-	if deadline := annotatedTime(d, v1alpha1.AnnotationSendDeadline); deadline != nil &&
+	if deadline := annotatedTime(d, v1alpha1.AnnotationSendDeadline); deadline != nil && markerOfAttempt(d) &&
 		(d.Status.SendDeadline == nil || deadline.After(d.Status.SendDeadline.Time)) {
 		d.Status.SendDeadline = deadline
 	}
+}
+
+// markerOfAttempt says whether the send annotations belong to the current
+// attempt (no attempt annotation: the first).
+func markerOfAttempt(d *v1alpha1.Delegation) bool {
+	n := int32(1)
+	if v, ok := d.Annotations[v1alpha1.AnnotationSendAttempt]; ok {
+		parsed, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return true // unreadable: a send may have been made
+		}
+		n = int32(parsed)
+	}
+	return n == delegation.AttemptOf(&d.Status)
 }
 
 // annotatedTime reads an RFC 3339 annotation; nil when absent or unreadable

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,11 @@ func (r *DelegationReconciler) markSend(ctx context.Context, s *scope) error {
 		}
 		d.Annotations[v1alpha1.AnnotationSendStarted] = now.UTC().Format(time.RFC3339)
 		d.Annotations[v1alpha1.AnnotationSendDeadline] = deadline.UTC().Format(time.RFC3339)
+		// A later attempt's marker names it: the earlier attempt's marker,
+		// still in place until this patch, said nothing about this one.
+		if n := s.d.Status.Attempt; n > 1 {
+			d.Annotations[v1alpha1.AnnotationSendAttempt] = strconv.Itoa(int(n))
+		}
 	}, &sendMark{started: now, deadline: deadline})
 	if err == nil {
 		s.sendLeaveBy = terms.LeaveBy

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,10 +48,18 @@ func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.T
 		}
 		return r.sendReply(ctx, s)
 	}
+	again, wait := false, time.Duration(0)
+	if read.Next == delegation.ReadSettle {
+		// The attempt ended: under a retry policy the next one may follow.
+		read.Record, again, wait = r.endAttempt(s, read.Record)
+	}
 	if shown {
 		r.setPhase(s, read.Record)
 	}
-	if read.Next == delegation.ReadSettle {
+	switch {
+	case again:
+		return retryLater(wait), nil
+	case read.Next == delegation.ReadSettle:
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
@@ -79,7 +88,7 @@ func (r *DelegationReconciler) recordUsage(s *scope, t *a2a.Task, settling bool)
 	if st.Budget == nil {
 		st.Budget = &v1alpha1.BudgetStatus{}
 	}
-	kept, clamped := delegation.ClampReport(st.Budget.Granted, t.Usage.Spent)
+	kept, clamped := delegation.ClampReport(delegation.AttemptGrant(st.Budget), t.Usage.Spent)
 	changed := !equality.Semantic.DeepEqual(st.Budget.Reported, kept)
 	st.Budget.Reported = kept
 	delegation.Recompute(st.Budget)

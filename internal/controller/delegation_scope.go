@@ -70,9 +70,13 @@ func newScope(d *v1alpha1.Delegation, now time.Time) *scope {
 }
 
 func (s *scope) observation() delegation.Observation {
+	var parentSpec *v1alpha1.DelegationSpec
+	if s.parentObj != nil {
+		parentSpec = &s.parentObj.Spec
+	}
 	return delegation.Observation{
 		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
-		TreeError: s.treeErr, Children: s.children,
+		TreeError: s.treeErr, Children: s.children, Retry: delegation.RetryPolicy(&s.d.Spec, parentSpec),
 	}
 }
 

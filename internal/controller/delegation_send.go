@@ -129,10 +129,17 @@ func (r *DelegationReconciler) applySend(ctx context.Context, s *scope, res agen
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	again, wait := false, time.Duration(0)
+	if next.record != nil && delegation.Settled(next.record.Phase) {
+		// A refused send, or one given up on, ends the attempt.
+		*next.record, again, wait = r.endAttempt(s, *next.record)
+	}
 	if next.record != nil {
 		r.setPhase(s, *next.record)
 	}
 	switch {
+	case again:
+		return retryLater(wait), nil
 	case next.resend:
 		return r.sendAgain(ctx, s)
 	case next.read:

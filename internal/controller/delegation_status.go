@@ -116,6 +116,7 @@ func (r *DelegationReconciler) markStarted(s *scope) {
 		now = *st.SendStarted
 	}
 	st.StartTime = &now
+	delegation.StartAttempts(st, s.observation().Retry)
 	r.grantOwnBudget(s)
 	var parentDeadline time.Time
 	if s.parent != nil {

@@ -48,12 +48,17 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 	switch step.Kind {
 	case delegation.StepNone:
 		return r.expireFinished(ctx, s)
-	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach, delegation.StepGroup:
+	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach, delegation.StepGroup, delegation.StepBackoff:
 		rec, running, err := r.stepRecord(ctx, s, step)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		r.setPhase(s, rec)
+		if step.Kind == delegation.StepBackoff {
+			// The next attempt is due at step.At; the tree's end or a
+			// cancel wakes it sooner (and Gate stops it).
+			return retryLater(max(step.At.Sub(s.now), time.Millisecond)), nil
+		}
 		if running {
 			// Children wake a group; only its deadline (fixed when it
 			// started, above) needs a timer.

@@ -36,6 +36,9 @@ var (
 	sendAdoptions = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tether_send_adoptions_total", Help: "Tasks found at the agent after a send whose answer was lost, adopted instead of sent again.",
 	})
+	retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tether_retries_total", Help: "Attempts scheduled again under spec.retry, by the failure class of the attempt that ended.",
+	}, []string{"class"})
 	pushForwarded = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tether_push_forwarded_total",
 		Help: "Push notifications a standby checked and handed to its shard's leader, which follows the task.",
@@ -58,7 +61,7 @@ var rootLabels = []string{"namespace", "root", meterLabel}
 
 func init() {
 	metrics.Registry.MustRegister(budgetReserved, budgetCharged,
-		budgetRefunded, cascadeCancels, sendAdoptions, pushForwarded, phaseMetrics)
+		budgetRefunded, cascadeCancels, sendAdoptions, retries, pushForwarded, phaseMetrics)
 }
 
 // phaseCollector counts Delegations by phase from the cache at scrape time,

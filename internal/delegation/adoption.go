@@ -29,7 +29,11 @@ func SenderUID(id string) string {
 	if !ok {
 		return ""
 	}
-	uid, _, _ := strings.Cut(rest, "-reply-")
+	// A UID, then nothing, a reply's "-reply-<i>" or an attempt's "-<n>".
+	uid := rest
+	if len(rest) > 36 && rest[36] == '-' {
+		uid = rest[:36]
+	}
 	if !isUID(uid) {
 		return ""
 	}

@@ -163,23 +163,32 @@ func charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reserv
 		reason = st.Outcome.Reason
 	}
 	switch {
+	case Accounted(st):
+		// Under a retry policy every attempt counted its own spend
+		// (AttemptSpend) as it ended: the ledger holds it all.
+		return spentAndReserved(st.Budget)
 	case reason == ReasonSendRefused:
 		return nil
 	case IsGroup(spec), st.Budget != nil && st.Budget.Reported != nil && settledAtAgent(reason):
-		if st.Budget == nil {
-			return nil
-		}
-		Recompute(st.Budget)
-		total := v1alpha1.Meters{}
-		for m, n := range st.Budget.Spent {
-			total[m] = addSat(total[m], n)
-		}
-		for m, n := range st.Budget.Reserved {
-			total[m] = addSat(total[m], n)
-		}
-		return emptyToNil(total)
+		return spentAndReserved(st.Budget)
 	}
 	return reservation
+}
+
+// spentAndReserved is what a ledger spent plus what its children still hold.
+func spentAndReserved(b *v1alpha1.BudgetStatus) v1alpha1.Meters {
+	if b == nil {
+		return nil
+	}
+	Recompute(b)
+	total := v1alpha1.Meters{}
+	for m, n := range b.Spent {
+		total[m] = addSat(total[m], n)
+	}
+	for m, n := range b.Reserved {
+		total[m] = addSat(total[m], n)
+	}
+	return emptyToNil(total)
 }
 
 func settledAtAgent(reason string) bool {
@@ -191,7 +200,7 @@ func settledAtAgent(reason string) bool {
 }
 
 // Recompute derives reserved, spent and left from the entries, the agent's
-// report and the children's charges.
+// report, the children's charges and the ended attempts' spend.
 func Recompute(b *v1alpha1.BudgetStatus) {
 	reserved := v1alpha1.Meters{}
 	for _, r := range b.Reservations {
@@ -204,6 +213,9 @@ func Recompute(b *v1alpha1.BudgetStatus) {
 		spent[m] = addSat(spent[m], n)
 	}
 	for m, n := range b.Charged {
+		spent[m] = addSat(spent[m], n)
+	}
+	for m, n := range b.EndedAttempts {
 		spent[m] = addSat(spent[m], n)
 	}
 	var left v1alpha1.Meters

@@ -46,6 +46,12 @@ func SetConditions(d *v1alpha1.Delegation, now time.Time) {
 	reconciling := metav1.ConditionFalse
 	stalled := metav1.ConditionFalse
 	stalledReason := phaseReason
+	reconcilingReason := phaseReason
+	if outcome.Reason == ReasonRetryScheduled {
+		// kstatus readers see why a Running Delegation has no task: the
+		// next attempt waits for its backoff.
+		reconcilingReason = ReasonRetryScheduled
+	}
 	switch phase {
 	case v1alpha1.PhaseSucceeded:
 		ready, readyReason = metav1.ConditionTrue, phaseReason
@@ -72,7 +78,7 @@ func SetConditions(d *v1alpha1.Delegation, now time.Time) {
 		})
 	}
 	set(ConditionReady, ready, readyReason)
-	set(ConditionReconciling, reconciling, phaseReason)
+	set(ConditionReconciling, reconciling, reconcilingReason)
 	set(ConditionStalled, stalled, stalledReason)
 }
 

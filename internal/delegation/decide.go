@@ -7,6 +7,8 @@ package delegation
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
@@ -34,6 +36,8 @@ const (
 	StepFollow StepKind = "Follow"
 	// StepGroup: the phase given follows from the children.
 	StepGroup StepKind = "Group"
+	// StepBackoff: the next attempt waits until At (RetryScheduled).
+	StepBackoff StepKind = "Backoff"
 )
 
 // Step is one decision of Gate: what to do, and the phase and outcome it
@@ -42,6 +46,8 @@ type Step struct {
 	Kind    StepKind
 	Phase   v1alpha1.Phase
 	Outcome v1alpha1.Outcome
+	// At is when a StepBackoff ends.
+	At time.Time
 }
 
 // Record is a phase and outcome to write to status: the one thing the
@@ -126,6 +132,13 @@ func Gate(o Observation) Step {
 	}
 	if IsGroup(spec) {
 		return Group(o)
+	}
+	if at, waiting := RetryWait(o); waiting {
+		out := v1alpha1.Outcome{Reason: ReasonRetryScheduled, Message: "attempt " + strconv.Itoa(int(st.Attempt)) + " at " + stamp(at)}
+		if st.Outcome != nil && st.Outcome.Reason == ReasonRetryScheduled {
+			out = *st.Outcome
+		}
+		return Step{Kind: StepBackoff, Phase: v1alpha1.PhaseRunning, Outcome: out, At: at}
 	}
 	if st.TaskID == "" {
 		// A send without a task id is decided by evidence (PendingSend,

@@ -86,6 +86,8 @@ type Observation struct {
 	TreeError string
 	// Children counts settled and active children (groups settle on them).
 	Children v1alpha1.ChildCounts
+	// Retry is the retry policy in force (RetryPolicy); nil: none.
+	Retry *v1alpha1.RetryPolicy
 	// SendOnItsWay: a send or look-up of this Delegation is queued, running
 	// or holds an answer not applied yet; that answer decides, not the clock.
 	SendOnItsWay bool

@@ -7,6 +7,7 @@ package delegation
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,23 +123,38 @@ func ContextID(spec *v1alpha1.DelegationSpec, uid string) string {
 // return no history leave only the context to go by, which is this
 // Delegation's alone unless the user chose it (sharedContext).
 func OwnTask(tasks []*a2a.Task, uid string, sharedContext bool) (*a2a.Task, error) {
-	prefix := MessageID(uid, -1)
+	return OwnAttemptTask(tasks, uid, 1, nil, sharedContext)
+}
+
+// OwnAttemptTask is OwnTask for an attempt of a retried Delegation: a later
+// attempt's task is the one holding that attempt's message id (earlier
+// attempts' tasks share its context); without history, the tasks of the
+// earlier attempts (their ids) are set aside and one task must be left.
+func OwnAttemptTask(tasks []*a2a.Task, uid string, attempt int32, earlier []string, sharedContext bool) (*a2a.Task, error) {
+	prefix, exact := MessageID(uid, -1), ""
+	if attempt > 1 {
+		exact = AttemptMessageID(uid, attempt)
+	}
 	withHistory := false
+	var rest []*a2a.Task
 	for _, t := range tasks {
 		for _, id := range t.MessageIDs {
 			withHistory = true
-			if strings.HasPrefix(id, prefix) {
+			if (exact == "" && strings.HasPrefix(id, prefix)) || (exact != "" && id == exact) {
 				return t, nil
 			}
 		}
+		if !slices.Contains(earlier, t.ID) {
+			rest = append(rest, t)
+		}
 	}
 	switch {
-	case len(tasks) == 0, withHistory:
+	case len(rest) == 0, withHistory:
 		return nil, nil // none of them is ours: send
-	case sharedContext:
+	case sharedContext, len(rest) > 1 && attempt > 1:
 		return nil, ErrAmbiguousContext
 	}
-	return tasks[0], nil
+	return rest[0], nil
 }
 
 // ErrAmbiguousContext: a shared context holds tasks whose origin the agent

@@ -147,7 +147,7 @@ func claimRefusal(cl claim, d *v1alpha1.Delegation, agent *v1alpha1.Agent, origi
 		return "no longer runs (" + string(st.Phase) + ")", sentHere
 	case st.TaskID != "" && st.TaskID != cl.taskID:
 		return fmt.Sprintf("was sent as task %q, not %q", st.TaskID, cl.taskID), sentHere
-	case st.TaskID == "" && (cl.firstMessageID == "" || cl.firstMessageID != delegation.MessageID(string(d.UID), -1)):
+	case st.TaskID == "" && (cl.firstMessageID == "" || cl.firstMessageID != delegation.AttemptMessageID(string(d.UID), delegation.AttemptOf(st))):
 		return fmt.Sprintf("did not send message %q", cl.firstMessageID), sentHere
 	case !sentHere:
 		return where, false

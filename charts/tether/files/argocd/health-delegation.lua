@@ -2,15 +2,21 @@
 -- Runs without the Lua string library, as Argo CD runs custom health checks.
 local hs = { status = "Progressing", message = "Waiting for the operator" }
 
-local function describe(phase, outcome)
+local function describe(phase, outcome, attempt, maxAttempts)
   local msg = phase
+  if outcome ~= nil then
+    if outcome.reason ~= nil and outcome.reason ~= "" and outcome.reason ~= phase then
+      msg = msg .. " (" .. outcome.reason .. ")"
+    elseif outcome.failureClass ~= nil and outcome.failureClass ~= "" then
+      msg = msg .. " (" .. outcome.failureClass .. ")"
+    end
+  end
+  -- Under a retry policy: which attempt this is, of how many.
+  if attempt ~= nil and maxAttempts ~= nil and maxAttempts > 1 then
+    msg = msg .. ", attempt " .. attempt .. "/" .. maxAttempts
+  end
   if outcome == nil then
     return msg
-  end
-  if outcome.reason ~= nil and outcome.reason ~= "" and outcome.reason ~= phase then
-    msg = msg .. " (" .. outcome.reason .. ")"
-  elseif outcome.failureClass ~= nil and outcome.failureClass ~= "" then
-    msg = msg .. " (" .. outcome.failureClass .. ")"
   end
   if outcome.message ~= nil and outcome.message ~= "" then
     msg = msg .. ": " .. outcome.message
@@ -32,7 +38,7 @@ if generation ~= nil and observed ~= nil and observed < generation then
 end
 
 local phase = status.phase
-hs.message = describe(phase, status.outcome)
+hs.message = describe(phase, status.outcome, status.attempt, status.maxAttempts)
 if phase == "Succeeded" then
   hs.status = "Healthy"
 elseif phase == "Failed" or phase == "Canceled" then
