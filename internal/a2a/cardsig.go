@@ -32,6 +32,9 @@ var CardSignatureAlgorithms = []jose.SignatureAlgorithm{
 	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
 }
 
+// MaxKeyIDLength bounds a signature's key id (it is shown in status).
+const MaxKeyIDLength = 256
+
 // MaxCardSignatures bounds the signatures of a card that are tried.
 const MaxCardSignatures = 8
 
@@ -168,6 +171,9 @@ func verifyOne(s cardSignatureWire, payload []byte, keys *jose.JSONWebKeySet) (k
 	kid, alg = h.KeyID, h.Algorithm
 	if kid == "" {
 		return kid, alg, errors.New("a signature whose protected header has no key id (kid)")
+	}
+	if len(kid) > MaxKeyIDLength {
+		return "", alg, fmt.Errorf("a signature whose key id is longer than %d bytes", MaxKeyIDLength)
 	}
 	if keys == nil {
 		return kid, alg, fmt.Errorf("key %q: no key set to verify it with", kid)
