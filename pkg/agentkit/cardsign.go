@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -98,8 +99,4 @@ func signCards(h http.Handler, key *jose.JSONWebKey) http.Handler {
 	})
 }
 
-func copyHeader(dst, src http.Header) {
-	for k, v := range src {
-		dst[k] = v
-	}
-}
+func copyHeader(dst, src http.Header) { maps.Copy(dst, src) }
