@@ -50,6 +50,47 @@ type AgentTLS struct {
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 }
 
+// ConfigMapKeyRef names one key of a ConfigMap in the Agent's namespace.
+type ConfigMapKeyRef struct {
+	// name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// key within the ConfigMap's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// CardKeys is where the JSON Web Key Set (RFC 7517, {"keys": [...]}) that
+// an Agent's card must be signed with is read: a ConfigMap key or a Secret
+// key (a Secret must carry the agent-credentials label) in the Agent's namespace.
+// +kubebuilder:validation:XValidation:rule="has(self.configMapKeyRef) != has(self.secretKeyRef)",message="cardSignature.keys needs exactly one of configMapKeyRef and secretKeyRef"
+type CardKeys struct {
+	// configMapKeyRef is a ConfigMap key holding the key set.
+	// +optional
+	ConfigMapKeyRef *ConfigMapKeyRef `json:"configMapKeyRef,omitempty"`
+	// secretKeyRef is a Secret key holding the key set.
+	// +optional
+	SecretKeyRef *SecretKeyRef `json:"secretKeyRef,omitempty"`
+}
+
+// AgentCardSignature says how the agent card's signatures (A2A 1.0 §8.4:
+// JWS over the RFC 8785 form of the card) are checked. A card whose
+// signature does not verify with a key of the set, or an unsigned card
+// when one is required, leaves the Agent not Ready (CardSignatureInvalid):
+// nothing is sent to it. Every card read is checked again.
+type AgentCardSignature struct {
+	// required refuses an unsigned card. Without it an unsigned card is
+	// used as it is, but a signed one must still verify.
+	// +optional
+	Required bool `json:"required,omitempty"`
+	// keys are the public keys a signature may be made with, found by the
+	// signature's key id (kid). Read again with every card read, so a key
+	// removed from the set is refused from the next read on.
+	Keys CardKeys `json:"keys"`
+}
+
 // AgentSpec describes an A2A endpoint.
 // +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.cardURL) || self.cardURL.startsWith('https://')",message="cardURL must be https when url is https"
 // +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.allowedOrigins) || self.allowedOrigins.all(o, o.startsWith('https://'))",message="allowedOrigins must be https when url is https"
@@ -135,6 +176,9 @@ type AgentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="cardRefreshInterval must be at least 1s"
 	// +optional
 	CardRefreshInterval *metav1.Duration `json:"cardRefreshInterval,omitempty"`
+	// cardSignature checks the agent card's signature against a key set.
+	// +optional
+	CardSignature *AgentCardSignature `json:"cardSignature,omitempty"`
 	// conformance asks the operator to run the conformance check (what
 	// kubectl tether check-agent runs) against the agent and report it as the
 	// Conformant condition. Off unless set: the check sends the agent tasks
@@ -190,6 +234,17 @@ type AgentExtensions struct {
 	Budget bool `json:"budget,omitempty"`
 }
 
+// AgentCardSignatureStatus is the signature of the card that verified.
+type AgentCardSignatureStatus struct {
+	// keyID is the key id (kid) of the key that signed the card.
+	// +kubebuilder:validation:MaxLength=256
+	KeyID string `json:"keyID"`
+	// algorithm is the JWS algorithm of the signature, e.g. ES256.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Algorithm string `json:"algorithm,omitempty"`
+}
+
 // AgentStatus is what the operator read from the agent card.
 type AgentStatus struct {
 	// cardName is the agent card's name (cut to 256 bytes).
@@ -233,6 +288,10 @@ type AgentStatus struct {
 	// a probe got an answer.
 	// +optional
 	CanListTasks *bool `json:"canListTasks,omitempty"`
+	// cardSignature is the signature of the card in use that verified, when
+	// spec.cardSignature asks for one to be checked.
+	// +optional
+	CardSignature *AgentCardSignatureStatus `json:"cardSignature,omitempty"`
 	// lastRefreshTime is when the card was last read successfully.
 	// +optional
 	LastRefreshTime *metav1.Time `json:"lastRefreshTime,omitempty"`
@@ -262,6 +321,7 @@ type AgentStatus struct {
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Card",type=string,JSONPath=`.status.cardName`
 // +kubebuilder:printcolumn:name="Protocol",type=string,JSONPath=`.status.protocolVersion`,priority=1
+// +kubebuilder:printcolumn:name="Card Key",type=string,JSONPath=`.status.cardSignature.keyID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Agent struct {
 	metav1.TypeMeta `json:",inline"`

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
@@ -83,7 +85,14 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 	if err := e.c.Get(ctx, e.key(args[0]), d); err != nil {
 		return err
 	}
-	_, err := io.WriteString(e.stdout, renderDescribe(d, e.now, e.color)+describeShard(ctx, e, d.Namespace))
+	var agent *v1alpha1.Agent
+	if d.Spec.AgentRef != nil {
+		a := &v1alpha1.Agent{}
+		if e.c.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: d.Spec.AgentRef.Name}, a) == nil {
+			agent = a
+		}
+	}
+	_, err := io.WriteString(e.stdout, renderDescribe(d, e.now, e.color)+describeAgentCard(agent)+describeShard(ctx, e, d.Namespace))
 	return err
 }
 

@@ -146,3 +146,19 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// describeAgentCard says whose key signed the card of the Delegation's
+// Agent, when the Agent checks card signatures ("" otherwise, or when the
+// Agent cannot be read).
+func describeAgentCard(a *v1alpha1.Agent) string {
+	if a == nil || a.Spec.CardSignature == nil {
+		return ""
+	}
+	value := "not verified"
+	if s := a.Status.CardSignature; s != nil {
+		value = fmt.Sprintf("signed by key %s (%s)", s.KeyID, s.Algorithm)
+	} else if !a.Spec.CardSignature.Required {
+		value = "unsigned or not verified (not required)"
+	}
+	return fieldLine("Agent card", escapeLine(value))
+}

@@ -133,3 +133,16 @@ func TestRenderDescribeLeaseRequestedNotAnswered(t *testing.T) {
 	g.Expect(renderDescribe(&d, now, false)).To(ContainSubstring("Lease:          requested 30s, no answer yet\n"))
 	g.Expect(renderDescribe(&d, now, true)).To(ContainSubstring("Phase:          Pending\n"), "Pending has no colour")
 }
+
+func TestDescribeAgentCard(t *testing.T) {
+	g := NewWithT(t)
+	check := &v1alpha1.AgentCardSignature{Required: true}
+	g.Expect(describeAgentCard(nil)).To(BeEmpty())
+	g.Expect(describeAgentCard(&v1alpha1.Agent{})).To(BeEmpty(), "an Agent that checks nothing shows nothing")
+	a := &v1alpha1.Agent{Spec: v1alpha1.AgentSpec{CardSignature: check}}
+	g.Expect(describeAgentCard(a)).To(ContainSubstring("not verified"))
+	a.Status.CardSignature = &v1alpha1.AgentCardSignatureStatus{KeyID: "kit-1", Algorithm: "ES256"}
+	g.Expect(describeAgentCard(a)).To(And(ContainSubstring("Agent card"), ContainSubstring("signed by key kit-1 (ES256)")))
+	a.Status.CardSignature.KeyID = "kit\x1b[2J"
+	g.Expect(describeAgentCard(a)).NotTo(ContainSubstring("\x1b"), "a key id comes from the agent: escaped")
+}

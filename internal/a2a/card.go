@@ -36,14 +36,23 @@ const opResolveCard = "ResolveCard"
 // 0.3 JSON-RPC, then 0.3 HTTP+JSON; among equals the card's order (its preference) wins. The card
 // itself is always read over HTTP.
 func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
-	raw, err := readWireCard(ctx, ep)
+	raw, body, err := readWireCard(ctx, ep)
 	if err != nil {
 		return nil, err
+	}
+	sig := VerifyCard(body, ep.CardKeys)
+	if sig.Verified {
+		// Use what was signed, nothing beside it: the signed content is the
+		// card without its empty values, which read as absent ones do.
+		if raw, err = signedCard(body); err != nil {
+			return nil, localError(opResolveCard, ReasonUnsupported, err)
+		}
 	}
 	card, err := cardFromWire(raw)
 	if err != nil {
 		return nil, localError(opResolveCard, ReasonUnsupported, err)
 	}
+	card.Signature = sig
 	if err := checkCardOrigin(ep, card); err != nil {
 		return nil, originError(opResolveCard,
 			fmt.Errorf("the agent card's %s interface: %w; list its origin in spec.allowedOrigins to trust it", card.Binding, err))
@@ -51,15 +60,30 @@ func ResolveCard(ctx context.Context, ep Endpoint) (*Card, error) {
 	return card, nil
 }
 
-// readWireCard reads and parses the agent card, either format.
-func readWireCard(ctx context.Context, ep Endpoint) (*a2a.AgentCard, error) {
+// signedCard parses the content a card's signature covers.
+func signedCard(body []byte) (*a2a.AgentCard, error) {
+	payload, err := CardPayload(body)
+	if err != nil {
+		return nil, err
+	}
+	return a2av0.NewAgentCardParser()(payload)
+}
+
+// readWireCard reads and parses the agent card, either format; body is
+// the card's JSON as it was served.
+func readWireCard(ctx context.Context, ep Endpoint) (*a2a.AgentCard, []byte, error) {
 	hc, err := endpointHTTPClient(ep)
 	if err != nil {
-		return nil, endpointError(opResolveCard, err)
+		return nil, nil, endpointError(opResolveCard, err)
 	}
 	// The 0.3 parser reads both formats: it keeps supportedInterfaces when
 	// present and otherwise derives them from url/preferredTransport.
-	resolver := &agentcard.Resolver{Client: hc, CardParser: a2av0.NewAgentCardParser()}
+	var body []byte
+	parse := a2av0.NewAgentCardParser()
+	resolver := &agentcard.Resolver{Client: hc, CardParser: func(b []byte) (*a2a.AgentCard, error) {
+		body = b
+		return parse(b)
+	}}
 	// Agents that speak both versions answer a request without A2A-Version
 	// with their 0.3 card; ask for the 1.0 one (a 0.3 agent ignores this).
 	base, opts := ep.URL, []agentcard.ResolveOption{agentcard.WithRequestHeader("A2A-Version", ProtocolV1)}
@@ -67,7 +91,7 @@ func readWireCard(ctx context.Context, ep Endpoint) (*a2a.AgentCard, error) {
 		base, opts = ep.CardURL, append(opts, agentcard.WithPath(""))
 	}
 	if base == "" {
-		return nil, localError(opResolveCard, ReasonInvalidRequest, errors.New("the endpoint has no URL"))
+		return nil, nil, localError(opResolveCard, ReasonInvalidRequest, errors.New("the endpoint has no URL"))
 	}
 	ctx, ci := withCallInfo(ctx)
 	raw, err := resolver.Resolve(ctx, base, opts...)
@@ -75,9 +99,9 @@ func readWireCard(ctx context.Context, ep Endpoint) (*a2a.AgentCard, error) {
 		if notOK, ok := errors.AsType[*agentcard.ErrStatusNotOK](err); ok {
 			ci.setStatus(notOK.StatusCode)
 		}
-		return nil, ci.wrap(opResolveCard, err)
+		return nil, nil, ci.wrap(opResolveCard, err)
 	}
-	return raw, nil
+	return raw, body, nil
 }
 
 // cardFromWire keeps what the operator needs of a card, with the chosen interface.

@@ -32,6 +32,9 @@ type CardDetails struct {
 	// Extensions are the declared extensions' params by URI (nil params for
 	// an extension declared without any).
 	Extensions map[string]map[string]any
+	// Signature is what the card's signatures proved with the endpoint's
+	// CardKeys; a card that verified is described from its signed content.
+	Signature CardSignature
 }
 
 // Interface is one interface a card lists.
@@ -50,12 +53,19 @@ type Interface struct {
 // lie outside the endpoint's origins: the caller checks each one
 // (CheckInterfaceOrigin).
 func ReadCardDetails(ctx context.Context, ep Endpoint) (*CardDetails, error) {
-	raw, err := readWireCard(ctx, ep)
+	raw, body, err := readWireCard(ctx, ep)
 	if err != nil {
 		return nil, err
 	}
-	d := &CardDetails{Name: cut(raw.Name, MaxCardNameLength), Extensions: map[string]map[string]any{}}
+	sig := VerifyCard(body, ep.CardKeys)
+	if sig.Verified {
+		if raw, err = signedCard(body); err != nil {
+			return nil, localError(opResolveCard, ReasonUnsupported, err)
+		}
+	}
+	d := &CardDetails{Name: cut(raw.Name, MaxCardNameLength), Extensions: map[string]map[string]any{}, Signature: sig}
 	if chosen, err := cardFromWire(raw); err == nil {
+		chosen.Signature = sig
 		d.Chosen = chosen
 	}
 	for _, e := range raw.Capabilities.Extensions {

@@ -13,6 +13,8 @@ import (
 	"iter"
 	"net/http"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 )
 
 // State is a remote task state, one mapping for both protocol versions.
@@ -149,6 +151,9 @@ type Endpoint struct {
 	// MaxResponseBytes bounds every response body, or every response message
 	// over gRPC (default 1 MiB).
 	MaxResponseBytes int64
+	// CardKeys are the keys the card's signature is verified with (nil:
+	// the signature is reported, not verified).
+	CardKeys *jose.JSONWebKeySet
 }
 
 // Card is what the operator keeps of an agent card.
@@ -164,6 +169,9 @@ type Card struct {
 	Lease             bool // declares LeaseExtensionURI
 	Budget            bool // declares BudgetExtensionURI
 	TraceContext      bool // declares TraceContextExtensionURI
+	// Signature is what the card's signatures proved. A card whose
+	// signature verified is read from the signed content only.
+	Signature CardSignature
 }
 
 // Skill is one advertised skill.

@@ -65,6 +65,12 @@ func (d *Dispatcher) ReadCard(agent *v1alpha1.Agent) bool {
 		if err != nil {
 			return Answer{Err: err, Card: out}
 		}
+		if a.Spec.CardSignature != nil {
+			// ep is a copy: the shared endpoint keeps no key set.
+			if ep.CardKeys, err = connector.cardKeys(ctx, a); err != nil {
+				return Answer{Err: err, Card: out}
+			}
+		}
 		card, err := a2a.ResolveCard(ctx, ep)
 		if err != nil {
 			return Answer{Err: err, Card: out}

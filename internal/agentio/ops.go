@@ -12,10 +12,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/delegation"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // The operations below are every call the operator makes to an agent for a

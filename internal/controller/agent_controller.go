@@ -32,6 +32,7 @@ import (
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/finalizers,verbs=update
 // +kubebuilder:rbac:groups=delegation.tether.dev,resources=agents/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile asks for the card, and once it is read chooses an interface and
@@ -73,10 +74,17 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 	card, err := read.Card.Card, read.Err
+	var trust delegation.CardTrust
+	if err == nil {
+		if trust = delegation.TrustCard(agent.Spec.CardSignature, card.Signature); !trust.Use {
+			err = &cardRefused{msg: trust.Message}
+		}
+	}
 	wasReady := meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready")
 	if err != nil {
 		log.Info("agent card unavailable", "error", err.Error())
 		reason := cardFailureReason(err)
+		agent.Status.CardSignature = nil
 		delegation.SetAgentReady(&agent, false, reason, truncate(err.Error(), 1024), time.Now())
 		if wasReady {
 			r.Recorder.Eventf(&agent, nil, "Warning", reason, "ReadCard", "%s", truncate(err.Error(), 1024))
@@ -95,7 +103,12 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			can := listing == a2a.ListSupported
 			agent.Status.CanListTasks = &can
 		}
-		delegation.SetAgentReady(&agent, true, ReasonCardRead, "protocol "+card.ProtocolVersion+" over "+card.Binding, time.Now())
+		agent.Status.CardSignature = trust.Signed
+		message := "protocol " + card.ProtocolVersion + " over " + card.Binding
+		if trust.Message != "" {
+			message += "; " + trust.Message
+		}
+		delegation.SetAgentReady(&agent, true, ReasonCardRead, message, time.Now())
 		if !wasReady {
 			r.Recorder.Eventf(&agent, nil, "Normal", ReasonCardRead, "ReadCard",
 				"agent %q ready: protocol %s over %s", card.Name, card.ProtocolVersion, card.Binding)
@@ -135,9 +148,19 @@ func cardFailureReason(err error) string {
 		return ReasonOriginNotAllowed
 	case errors.Is(err, ErrSecretNotMarked):
 		return ReasonSecretNotMarked
+	case errors.As(err, new(*cardRefused)):
+		return ReasonCardSignatureInvalid
+	case errors.Is(err, agentio.ErrCardKeys):
+		return ReasonCardKeysUnavailable
 	}
 	return ReasonCardUnavailable
 }
+
+// cardRefused is a card that was read but whose signature does not allow
+// its use (delegation.TrustCard says why).
+type cardRefused struct{ msg string }
+
+func (e *cardRefused) Error() string { return e.msg }
 
 func recordCard(st *v1alpha1.AgentStatus, card *a2a.Card) {
 	st.CardName = card.Name

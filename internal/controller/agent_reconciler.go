@@ -25,6 +25,13 @@ const (
 	// ReasonSecretNotMarked: a Secret the Agent names lacks the
 	// AgentCredentialsLabel its namespace's owner sets to consent.
 	ReasonSecretNotMarked = "SecretNotMarked"
+	// ReasonCardSignatureInvalid: spec.cardSignature refuses the card: it
+	// is unsigned when a signature is required, its signature does not
+	// verify, or its key is not in the set.
+	ReasonCardSignatureInvalid = "CardSignatureInvalid"
+	// ReasonCardKeysUnavailable: the key set spec.cardSignature names
+	// cannot be read or is not a JSON Web Key Set.
+	ReasonCardKeysUnavailable = "CardKeysUnavailable"
 )
 
 // AgentCredentialsLabel marks a Secret Agents of its namespace may use.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 

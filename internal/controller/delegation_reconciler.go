@@ -9,10 +9,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/tether-dev/tether/internal/agentio"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/internal/agentio"
 )
 
 // Options are the operator's tunables for Delegations.

@@ -9,13 +9,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/delegation"
-	"github.com/tether-dev/tether/internal/tracing"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+	"github.com/tether-dev/tether/internal/tracing"
 )
 
 // writeStatus derives the conditions and patches status when something a

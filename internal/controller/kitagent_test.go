@@ -51,6 +51,8 @@ type kitAgent struct {
 	mu    sync.Mutex
 	srv   *agentkit.Server
 	calls []kitCall
+	// cardFilter, when set, changes the card as it leaves the agent.
+	cardFilter func([]byte) []byte
 }
 
 // kitCall is one JSON-RPC call the agent received.
@@ -177,7 +179,25 @@ func (ka *kitAgent) serve(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		ka.record(r, body)
 	}
+	ka.mu.Lock()
+	filter := ka.cardFilter
+	ka.mu.Unlock()
+	if filter != nil && r.URL.Path == a2asrv.WellKnownAgentCardPath {
+		rec := httptest.NewRecorder()
+		ka.server().ServeHTTP(rec, r)
+		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(filter(rec.Body.Bytes()))
+		return
+	}
 	ka.server().ServeHTTP(w, r)
+}
+
+// SetCardFilter changes the card the agent serves from now on (nil: as it is).
+func (ka *kitAgent) SetCardFilter(f func([]byte) []byte) {
+	ka.mu.Lock()
+	defer ka.mu.Unlock()
+	ka.cardFilter = f
 }
 
 func (ka *kitAgent) record(r *http.Request, body []byte) {

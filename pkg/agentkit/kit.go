@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/go-jose/go-jose/v4"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 
@@ -73,6 +74,7 @@ type Kit struct {
 	rawOrigins  []string
 	origins     []string // normalised by Origin
 	recorder    events.EventRecorder
+	cardKey     *jose.JSONWebKey
 
 	mu      sync.Mutex
 	budgets map[a2a.TaskID]*Budget

@@ -62,7 +62,11 @@ func NewServer(card *a2a.AgentCard, exec a2asrv.AgentExecutor, opts ...Option) *
 
 	card = withExtensions(card, k.Extensions())
 	mux := http.NewServeMux()
-	mux.Handle(a2asrv.WellKnownAgentCardPath, cardHandler(card))
+	cards := cardHandler(card)
+	if k.cardKey != nil {
+		cards = signCards(cards, k.cardKey)
+	}
+	mux.Handle(a2asrv.WellKnownAgentCardPath, cards)
 	mux.Handle("POST "+JSONRPCPath+"{$}", a2asrv.NewJSONRPCHandler(h))
 	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(h)))
 	mux.Handle("POST "+LegacyRPCPath, a2av0.NewJSONRPCHandler(h))

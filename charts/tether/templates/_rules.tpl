@@ -151,6 +151,7 @@
 - apiGroups:
   - ""
   resources:
+  - configmaps
   - secrets
   verbs:
   - get
