@@ -99,11 +99,12 @@ func parseFlags() (flags, zap.Options) {
 		"Comma-separated CIDRs that are the only addresses agents may resolve to (default: any address not denied).")
 	flag.Int64Var(&f.maxResponseBytes, "max-response-bytes", a2a.DefaultMaxResponseBytes, "Size bound of one response from an agent.")
 	flag.Int64Var(&f.maxAnswerBytes, "max-answer-bytes", agentio.DefaultAnswerBytes,
-		"Bound on the answer bytes held at once across all agents: at most max-answer-bytes/max-response-bytes calls run at once; "+
-			"the rest wait (reason AgentBusy). The default suits the chart's 256Mi memory limit; 0 sets no bound.")
+		"Bound on the bytes agents' answers and streams hold at once: three quarters for calls "+
+			"(at most 3/4 max-answer-bytes / max-response-bytes run at once, the rest wait: reason AgentBusy), "+
+			"a quarter for streams (256 KiB each; tasks beyond are polled). The default suits the chart's 256Mi memory limit; 0 sets no bound.")
 	flag.IntVar(&f.cardReadsPerNamespace, "card-reads-per-namespace", 0,
 		"Card reads the Agents of one namespace may run at once, so one namespace's unanswering agents cannot hold every call in flight "+
-			"(0: a quarter of the calls --max-answer-bytes lets run, at least 1).")
+			"(0: a quarter of the card reads' places, themselves a quarter of the calls --max-answer-bytes lets run; at least 1).")
 	flag.IntVar(&f.resultTextLimit, "result-text-limit", 16<<10, "Bytes of result text kept in status.")
 	flag.StringVar(&f.pushListen, "push-listen", "", "Address of the push notification receiver (e.g. :8082); empty disables push.")
 	flag.StringVar(&f.pushURL, "push-url", "",

@@ -248,3 +248,45 @@ func TestASubscriptionRefusedWithoutAStreamIsRefused(t *testing.T) {
 	g.Expect(IsRefused(streamErr)).To(BeTrue(), "%v", streamErr)
 	g.Expect(streamErr.(*Error).Reason).To(Equal(ReasonUnsupported))
 }
+
+// A stream is bounded by the stream bound, not the response bound: an agent
+// that sends a large event on a stream is cut after MaxStreamBytes, the
+// events before it still arrive, and the cut reads as a response too large.
+func TestAStreamIsCutAtTheStreamBound(t *testing.T) {
+	g := NewWithT(t)
+	const bound = 16 << 10
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(data any) {
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "1", "result": data})
+			_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		ev(map[string]any{"task": wireTask("t-1", "ctx")})
+		big := wireTask("t-1", "ctx")
+		big["metadata"] = map[string]any{"pad": strings.Repeat("x", 4*bound)}
+		ev(map[string]any{"task": big})
+	}))
+	t.Cleanup(srv.Close)
+	card := cardOf(bindJSONRPC, srv.URL)
+	card.Streaming = true
+	c, err := NewClient(context.Background(), Endpoint{URL: srv.URL, MaxStreamBytes: bound}, card)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer c.Close()
+	var events []StreamEvent
+	var streamErr error
+	for ev, err := range c.Subscribe(context.Background(), "t-1") {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		events = append(events, ev)
+	}
+	g.Expect(events).To(Equal([]StreamEvent{{TaskID: "t-1", State: StateWorking}}), "the event before the bound arrived (then %v)", streamErr)
+	g.Expect(streamErr).To(HaveOccurred())
+	g.Expect(errors.Is(streamErr, ErrResponseTooLarge)).To(BeTrue(), "%v", streamErr)
+
+	// The same event is within the response bound of a call.
+	g.Expect(maxStreamBytes(Endpoint{MaxStreamBytes: 4 << 20})).To(Equal(DefaultMaxResponseBytes), "never above the response bound")
+	g.Expect(maxStreamBytes(Endpoint{})).To(Equal(DefaultMaxStreamBytes))
+}

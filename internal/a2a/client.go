@@ -68,8 +68,10 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 	version := normaliseVersion(card.ProtocolVersion)
 	ifaceURL := card.URL
 	// Streams run on their own connections without the per-call timeout.
-	streamHC := *hc
-	streamHC.Timeout = 0
+	streamHC, err := streamHTTPClient(ep)
+	if err != nil {
+		return nil, endpointError(opNewClient, err)
+	}
 	var transport, streamTransport a2aclient.FactoryOption
 	switch {
 	case version == ProtocolV1 && card.Binding == BindingGRPC:
@@ -79,9 +81,9 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		}
 		transport, ifaceURL = a2agrpc.WithGRPCTransport(opts...), target
 	case version == ProtocolV1 && card.Binding == BindingJSONRPC:
-		transport, streamTransport = a2aclient.WithJSONRPCTransport(hc), a2aclient.WithJSONRPCTransport(&streamHC)
+		transport, streamTransport = a2aclient.WithJSONRPCTransport(hc), a2aclient.WithJSONRPCTransport(streamHC)
 	case version == ProtocolV1 && card.Binding == BindingHTTPJSON:
-		transport, streamTransport = a2aclient.WithRESTTransport(hc), a2aclient.WithRESTTransport(&streamHC)
+		transport, streamTransport = a2aclient.WithRESTTransport(hc), a2aclient.WithRESTTransport(streamHC)
 	case version == ProtocolV03 && card.Binding == BindingJSONRPC:
 		transport = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc})
 	case version == ProtocolV03 && card.Binding == BindingHTTPJSON:

@@ -103,11 +103,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 	if useTLS {
 		creds = credentials.NewTLS(at.settings.tls.Clone())
 	}
-	limit := ep.MaxResponseBytes
-	if limit <= 0 {
-		limit = DefaultMaxResponseBytes
-	}
-	limit = min(limit, math.MaxInt32)
+	limit := min(maxResponseBytes(ep), math.MaxInt32)
 	calls := &grpcCalls{headers: headerMetadata(ep), timeout: hc.Timeout, limit: limit}
 	dialer := egressDialer(at.settings.egress)
 	return target, []grpc.DialOption{

@@ -24,6 +24,28 @@ import (
 // DefaultMaxResponseBytes bounds a response body when Endpoint.MaxResponseBytes is 0.
 const DefaultMaxResponseBytes int64 = 1 << 20
 
+// DefaultMaxStreamBytes bounds a stream's body when Endpoint.MaxStreamBytes
+// is 0: hundreds of status events, and an ended task's artifacts up to
+// what status keeps of them.
+const DefaultMaxStreamBytes int64 = 64 << 10
+
+// maxStreamBytes is the endpoint's bound on one stream's body.
+func maxStreamBytes(ep Endpoint) int64 {
+	limit := ep.MaxStreamBytes
+	if limit <= 0 {
+		limit = DefaultMaxStreamBytes
+	}
+	return min(limit, maxResponseBytes(ep))
+}
+
+// maxResponseBytes is the endpoint's bound on one response body.
+func maxResponseBytes(ep Endpoint) int64 {
+	if ep.MaxResponseBytes <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return ep.MaxResponseBytes
+}
+
 // ErrResponseTooLarge matches (errors.Is) a response over the size bound.
 var ErrResponseTooLarge = errors.New("response exceeds the size limit")
 
@@ -204,6 +226,22 @@ var defaultHTTPClient = sync.OnceValues(func() (*http.Client, error) {
 // endpointHTTPClient wraps the endpoint's client (or the default one) with
 // the endpoint's headers and size bound.
 func endpointHTTPClient(ep Endpoint) (*http.Client, error) {
+	return boundedHTTPClient(ep, maxResponseBytes(ep))
+}
+
+// streamHTTPClient is endpointHTTPClient for streams: no overall timeout
+// (the caller bounds a stream's life and its idle time) and the stream's
+// own size bound.
+func streamHTTPClient(ep Endpoint) (*http.Client, error) {
+	hc, err := boundedHTTPClient(ep, maxStreamBytes(ep))
+	if err != nil {
+		return nil, err
+	}
+	hc.Timeout = 0
+	return hc, nil
+}
+
+func boundedHTTPClient(ep Endpoint, limit int64) (*http.Client, error) {
 	base := ep.HTTPClient
 	if base == nil {
 		var err error
@@ -214,10 +252,6 @@ func endpointHTTPClient(ep Endpoint) (*http.Client, error) {
 	rt := base.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
-	}
-	limit := ep.MaxResponseBytes
-	if limit <= 0 {
-		limit = DefaultMaxResponseBytes
 	}
 	origins, err := newOriginPolicy(ep)
 	if err != nil {

@@ -151,6 +151,12 @@ type Endpoint struct {
 	// MaxResponseBytes bounds every response body, or every response message
 	// over gRPC (default 1 MiB).
 	MaxResponseBytes int64
+	// MaxStreamBytes bounds everything one stream (SubscribeToTask) sends
+	// before it is cut (default DefaultMaxStreamBytes, at most
+	// MaxResponseBytes): a stream only says when to read the task, so it
+	// needs no room for large artifacts, and an agent that drips a large
+	// event holds little of the operator's memory.
+	MaxStreamBytes int64
 	// CardKeys are the keys the card's signature is verified with (nil:
 	// the signature is reported, not verified).
 	CardKeys *jose.JSONWebKeySet

@@ -110,12 +110,13 @@ func (d *Dispatcher) AgentEvents() <-chan event.GenericEvent {
 }
 
 // A fair share of card reads across namespaces. Each card read holds a
-// place under the operator-wide bound on calls in flight (memory.go), one
-// that may be among those kept for renewals and cancels, for as long as the
-// agent takes to answer: a namespace with many Agents whose card servers
-// accept connections and never answer would otherwise hold every place,
-// and another namespace's new Agent (and every renewal) would wait for them
-// to time out.
+// place under the operator-wide bound on calls in flight (memory.go) for as
+// long as the agent takes to answer, never one of those kept for renewals
+// and cancels, and card reads together hold at most a quarter of the
+// places: card servers that accept connections and never answer cannot
+// make renewals, cancels or sends wait. Within that, a namespace with many
+// such Agents would hold every card read's place, and another namespace's
+// new Agent would wait for them to time out.
 // So the card reads of one namespace run at most cardShare at once; the
 // others wait, oldest first, without holding a place or a pool's worker.
 
@@ -138,15 +139,15 @@ type namespaceCards struct {
 }
 
 // cardShare is how many card reads of one namespace may run at once:
-// CardReadsPerNamespace when set, else a quarter of the bound on calls in
-// flight (at least one), so at least four namespaces' black holes are
-// needed to hold every place.
+// CardReadsPerNamespace when set, else a quarter of the card reads' places
+// (at least one), so at least four namespaces' black holes are needed to
+// hold every card read's place.
 func (d *Dispatcher) cardShare() int {
 	switch {
 	case d.CardReadsPerNamespace > 0:
 		return d.CardReadsPerNamespace
-	case d.inFlight != nil:
-		return max(cap(d.inFlight)/4, 1)
+	case d.cardPlaces != nil:
+		return max(cap(d.cardPlaces)/4, 1)
 	}
 	return DefaultCardReadsPerNamespace
 }

@@ -49,8 +49,9 @@ type Dispatcher struct {
 	after map[Key]Call
 	// inFlight bounds the calls running at once across all Agents (see
 	// memory.go); nil: no bound. ordinary bounds the calls that may not
-	// take the places kept for renewals, cancels and card reads.
-	inFlight, ordinary chan struct{}
+	// take the places kept for renewals and cancels, cardPlaces the card
+	// reads, streamPlaces the streams open at once.
+	inFlight, ordinary, cardPlaces, streamPlaces chan struct{}
 	// readLimits keeps the read limit an idle pool had learnt, by Agent.
 	readLimits map[types.NamespacedName]float64
 	// sends records the sends whose task id is not known yet (sends.go).

@@ -177,7 +177,7 @@ func taskID(a Answer) string {
 func TestMemoryLimitBoundsCallsAcrossAgents(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Minute)
-	d.SetMemoryLimit(2<<20, 1<<20)
+	d.SetMemoryLimit(budgetFor(2, 1<<20), 1<<20)
 	g.Expect(d.InFlightLimit()).To(Equal(2))
 	release := make(chan struct{})
 	call := func(agent, name string) Call {
@@ -314,13 +314,13 @@ func TestSlowAnswersBackOffOncePerRound(t *testing.T) {
 	g.Expect(even.readAllowance()).To(Equal(8))
 }
 
-// An eighth of the budget is kept for renewals, cancels and card reads: an
-// Agent whose reads hold every ordinary place does not hold up another
-// Agent's renewal.
+// An eighth of the call places is kept for renewals and cancels: an Agent
+// whose reads hold every ordinary place does not hold up another Agent's
+// renewal.
 func TestMemoryLimitKeepsPlacesForRenewals(t *testing.T) {
 	g := NewWithT(t)
 	d := NewDispatcher(0, time.Minute)
-	d.SetMemoryLimit(8<<20, 1<<20)
+	d.SetMemoryLimit(budgetFor(8, 1<<20), 1<<20)
 	g.Expect(d.InFlightLimit()).To(Equal(8))
 	release := make(chan struct{})
 	defer close(release)
@@ -347,4 +347,36 @@ func TestMemoryLimitKeepsPlacesForRenewals(t *testing.T) {
 	g.Consistently(running, 200*time.Millisecond).Should(Equal(7), "ordinary calls hold at most 7 of the 8 places")
 	g.Expect(d.Submit(read("steady", "renewal", true))).To(BeTrue())
 	g.Eventually(func() bool { return d.State(key("renewal")).Running }).Should(BeTrue(), "the renewal takes the kept place")
+}
+
+// budgetFor is the --max-answer-bytes that gives calls places for calls
+// of responseBytes (the other quarter is for streams).
+func budgetFor(calls int, responseBytes int64) int64 {
+	return (int64(calls)*responseBytes*4 + 2) / 3
+}
+
+// --max-answer-bytes is split between calls and streams: three quarters
+// for calls of the response bound, a quarter for streams, at least one of
+// each.
+func TestMemoryPlacesSplitTheBudget(t *testing.T) {
+	g := NewWithT(t)
+	for _, c := range []struct {
+		answerBytes, responseBytes int64
+		calls, streams             int
+	}{
+		{DefaultAnswerBytes, 1 << 20, 48, 64},
+		{256 << 20, 1 << 20, 192, 256},
+		{DefaultAnswerBytes, 4 << 20, 12, 64},
+		{1 << 20, 1 << 20, 1, 1},
+		{budgetFor(8, 1<<20), 1 << 20, 8, 10},
+	} {
+		calls, streams := memoryPlaces(c.answerBytes, c.responseBytes)
+		g.Expect([]int{calls, streams}).To(Equal([]int{c.calls, c.streams}), "%d bytes of %d", c.answerBytes, c.responseBytes)
+	}
+	d := NewDispatcher(0, time.Minute)
+	d.SetMemoryLimit(DefaultAnswerBytes, 0)
+	g.Expect([]int{d.InFlightLimit(), d.StreamLimit(), cap(d.cardPlaces), d.cardShare()}).To(Equal([]int{48, 64, 12, 3}))
+	d.SetMemoryLimit(0, 0)
+	g.Expect([]int{d.InFlightLimit(), d.StreamLimit()}).To(Equal([]int{0, 0}), "no bound")
+	g.Expect(d.takeStreamPlace()).To(BeTrue())
 }

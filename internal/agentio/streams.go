@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -36,7 +37,21 @@ const (
 	// maxStreamEvents cuts a stream that sends this many events: a task
 	// does not change state that often; an endless stream is a lie.
 	maxStreamEvents = 1000
+	// streamIdleTimeout cuts a stream that brought no event for this long:
+	// an agent that drips one event for minutes holds a place among the
+	// streams; the task is subscribed again after the back-off.
+	streamIdleTimeout = time.Minute
 )
+
+// resubscribeBackoff is the wait before a task whose stream closed is
+// subscribed again: some handlers close a stream after each event (for a
+// task waiting for input), which would otherwise cost a subscription and a
+// read at once, again and again. It grows with each stream in a row that
+// closed sooner than streamIdleTimeout and starts again after a stream
+// that stayed open that long.
+func resubscribeBackoff() wait.Backoff {
+	return wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 7, Cap: time.Minute}
+}
 
 var streamsOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "tether_agent_streams",
@@ -84,7 +99,7 @@ func (s *Scheduler) startStream(key types.NamespacedName, f Follow) {
 	}
 	agent := s.Dispatcher.shared(f.Target.Agent)
 	ak := types.NamespacedName{Namespace: agent.Namespace, Name: agent.Name}
-	if s.streamsPer[ak] >= maxStreams(agent) {
+	if s.streamsPer[ak] >= maxStreams(agent) || !s.Dispatcher.takeStreamPlace() {
 		return // polled at pollInterval
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -108,6 +123,7 @@ func (s *Scheduler) stopStream(key types.NamespacedName) {
 // brought no event.
 func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName, st *stream, t Target, taskID string) {
 	defer func() {
+		s.Dispatcher.releaseStreamPlace()
 		s.mu.Lock()
 		s.streamsPer[st.agent]--
 		if s.streamsPer[st.agent] <= 0 { // no series is kept for an Agent without streams
@@ -119,8 +135,13 @@ func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName
 		s.mu.Unlock()
 	}()
 	failures := 0
+	backoff := resubscribeBackoff()
 	for ctx.Err() == nil {
+		opened := time.Now()
 		events, ended, lied, refused := s.subscribe(ctx, key, t, taskID)
+		if time.Since(opened) >= streamIdleTimeout {
+			backoff = resubscribeBackoff() // it stayed open: the agent streams well
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -152,7 +173,7 @@ func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(time.Duration(failures) * time.Second):
+		case <-time.After(backoff.Step()):
 		}
 	}
 }
@@ -166,9 +187,10 @@ func (s *Scheduler) endStream(key types.NamespacedName, st *stream) {
 	}
 }
 
-// subscribe reads one stream of the task until it breaks, ends or lies: an
+// subscribe reads one stream of the task until it breaks, ends, lies (an
 // event for another task, a second event that ends the task, or more events
-// than a task sends. Each change of state makes the task due at once.
+// than a task sends) or stays silent for streamIdleTimeout. Each change of
+// state makes the task due at once.
 // refused: the agent answered the subscription with an error that proves
 // it will not stream the task (not a broken connection).
 func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, lied, refused bool) {
@@ -178,12 +200,15 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 	}
 	defer release()
 	sctx, cancel := context.WithCancel(ctx)
-	defer cancel() // cutting the stream closes its connection
+	defer cancel()                                    // cutting the stream closes its connection
+	idle := time.AfterFunc(streamIdleTimeout, cancel) // streams run in real time, like their connections
+	defer idle.Stop()
 	var last a2a.State
 	for ev, err := range cl.Subscribe(sctx, taskID) {
 		if err != nil {
 			return events, ended, false, events == 0 && a2a.IsRefused(err)
 		}
+		idle.Reset(streamIdleTimeout)
 		events++
 		switch {
 		case ev.TaskID != taskID, ended, events > maxStreamEvents:

@@ -293,16 +293,16 @@ func blackHole(t *testing.T) string {
 
 // Twelve Agents of one namespace point at a server that accepts connections
 // and never answers. Their card reads hold only their own Agents' pools and
-// their namespace's share of the calls in flight: under a bound of eight
-// calls at once (which the twelve would otherwise fill), another
-// namespace's new Agent is Ready within 5 s, and its Delegation runs.
+// their namespace's share of the card reads' places: under eight places for
+// card reads (which the twelve would otherwise fill), another namespace's
+// new Agent is Ready within 5 s, and its Delegation runs.
 func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	hungNS, otherNS := newNamespace(t), newNamespace(t)
 	var calls *agentio.Dispatcher
 	startOperatorIn(t, cfg, []string{hungNS, otherNS}, testOptions(), func(r *DelegationReconciler) {
-		r.Calls.SetMemoryLimit(8<<20, 1<<20)
+		r.Calls.SetMemoryLimit(43<<20, 1<<20) // 32 call places, 8 of them for card reads
 		calls = r.Calls
 	})
 	hole := blackHole(t)
@@ -326,7 +326,7 @@ func TestBlackHoleAgentsDoNotDelayAnotherNamespacesAgent(t *testing.T) {
 	for _, p := range calls.Stats() {
 		running += p.Running
 	}
-	g.Expect(running).To(Equal(2), "the hung namespace runs its share of card reads (a quarter of 8), the rest wait")
+	g.Expect(running).To(Equal(2), "the hung namespace runs its share of card reads (a quarter of 8 places), the rest wait")
 
 	other := &env{t: t, g: g, ns: otherNS, agent: newTestAgent()}
 	t.Cleanup(other.agent.Close)

@@ -6,6 +6,7 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -95,6 +96,96 @@ func TestStreamWithAnotherTasksEventsIsCutAndTheTaskRead(t *testing.T) {
 	}, eventually, tick).Should(BeTrue(), "the task was read after the lie")
 	e.g.Consistently(func() v1alpha1.Phase { return e.get("lied-to").Status.Phase }, 2*time.Second, tick).
 		Should(Equal(v1alpha1.PhaseRunning), "another task's end is not this one's")
+}
+
+// Streams count in --max-answer-bytes: under a budget with room for one
+// stream, two running tasks at a streaming agent are followed by one
+// stream; the other task is polled.
+func TestStreamsBeyondTheMemoryBudgetArePolled(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newStreamingTestAgent()}
+	t.Cleanup(e.agent.Close)
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		r.Calls.SetMemoryLimit(1<<20, 64<<10) // 12 call places of 64 KiB, 1 stream
+	})
+	e.createAgent("agent", e.agent.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Second}
+	})
+	e.g.Expect(e.waitAgentReady("agent").Status.Streaming).To(BeTrue())
+	e.create(e.kitTask("first", "agent", "wait"))
+	e.create(e.kitTask("second", "agent", "wait"))
+	running := []string{e.waitRunning("first").Status.TaskID, e.waitRunning("second").Status.TaskID}
+	streamed := func() map[string]bool {
+		ids := map[string]bool{}
+		for _, c := range e.agent.Calls("SubscribeToTask") {
+			ids[c.TaskID] = true
+		}
+		return ids
+	}
+	e.g.Eventually(func() int { return len(streamed()) }, eventually, tick).Should(Equal(1), "one task is streamed")
+	e.g.Consistently(func() int { return len(streamed()) }, 2*time.Second, tick).Should(Equal(1), "the other is not")
+	reads := func(id string) int {
+		n := 0
+		for _, c := range e.agent.Calls("GetTask") {
+			if c.TaskID == id {
+				n++
+			}
+		}
+		return n
+	}
+	for _, id := range running {
+		e.g.Eventually(func() int { return reads(id) }, eventually, tick).Should(BeNumerically(">=", 2), "both are read")
+	}
+}
+
+// An agent that drips a large event on every stream is cut at the stream
+// bound and subscribed again after a back-off, and its Delegations are
+// still cancelled and deleted at once.
+func TestDrippingStreamsAreCutAndTheirDelegationsDeleted(t *testing.T) {
+	e := setup(t)
+	dripping := newStreamingTestAgent()
+	t.Cleanup(dripping.Close)
+	dripping.drippingStreams.Store(true)
+	e.createAgent("dripping", dripping.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.waitAgentReady("dripping")
+	names := []string{"drip-1", "drip-2", "drip-3", "drip-4"}
+	for _, name := range names {
+		e.create(e.kitTask(name, "dripping", "wait"))
+	}
+	for _, name := range names {
+		e.waitRunning(name)
+	}
+	e.g.Eventually(func() int { return len(dripping.Calls("SubscribeToTask")) }, eventually, tick).Should(BeNumerically(">=", 2*len(names)),
+		"each stream cut (64 KiB arrive within a second) and opened again")
+	for _, name := range names {
+		e.g.Expect(k8sClient.Delete(context.Background(), e.get(name))).To(Succeed())
+	}
+	for _, name := range names {
+		e.g.Eventually(func() bool { return e.gone(name) }, eventually, tick).Should(BeTrue(), "%s deleted", name)
+	}
+	e.g.Expect(dripping.Calls("CancelTask")).To(HaveLen(len(names)), "every task cancelled")
+}
+
+// A stream that closes after one event is subscribed again only after a
+// back-off that grows while streams keep closing: about 1, 2 and 4 s apart,
+// not once per event (each subscription also costs the agent a read).
+func TestAStreamThatClosesIsSubscribedAgainAfterABackOff(t *testing.T) {
+	e := setup(t)
+	closing := newStreamingTestAgent()
+	t.Cleanup(closing.Close)
+	closing.closingStreams.Store(true)
+	e.createAgent("closing", closing.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour}
+	})
+	e.waitAgentReady("closing")
+	e.create(e.kitTask("closed-on", "closing", "wait"))
+	e.waitRunning("closed-on")
+	subscriptions := func() int { return len(closing.Calls("SubscribeToTask")) }
+	e.g.Eventually(subscriptions, eventually, tick).Should(BeNumerically(">=", 2), "subscribed again after the stream closed")
+	e.g.Consistently(subscriptions, 4*time.Second, tick).Should(BeNumerically("<=", 5),
+		"at most one subscription per back-off step (1 s, 2 s, 4 s, with jitter)")
 }
 
 // A send answered with a task id no status can hold (300,000 characters)

@@ -58,6 +58,13 @@ type testAgent struct {
 	// lyingStreams makes SubscribeToTask answer with an event that ends
 	// another task, then hold the stream open.
 	lyingStreams atomic.Bool
+	// closingStreams makes SubscribeToTask answer with the task's state and
+	// close the stream at once, as handlers that end a stream after each
+	// event do.
+	closingStreams atomic.Bool
+	// drippingStreams makes SubscribeToTask answer with the task's state
+	// and then drip a large event, 32 KiB every 50 ms, until it is cut.
+	drippingStreams atomic.Bool
 	// hugeTaskIDs makes the agent answer every first message with a task
 	// whose id is 300,000 characters long: an answer no status can hold.
 	hugeTaskIDs atomic.Bool
@@ -188,6 +195,9 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 			return
 		}
 		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && !ta.holdSend(r.Context()) {
+			return
+		}
+		if req.Method == "SubscribeToTask" && ta.misbehaveOnStream(w, r, req.Params.ID) {
 			return
 		}
 		if ta.misbehave(w, r, req.Method, req.Params.Message.TaskID == "", req.Params.Message.ContextID) {
@@ -385,6 +395,53 @@ func lieOnStream(w http.ResponseWriter, r *http.Request) {
 		f.Flush()
 	}
 	<-r.Context().Done()
+}
+
+// oneEventStream answers a SubscribeToTask with one event (the task is
+// working) and ends the stream.
+func oneEventStream(w http.ResponseWriter, taskID string) {
+	ev, _ := json.Marshal(a2a.StreamResponse{Event: &a2a.TaskStatusUpdateEvent{TaskID: a2a.TaskID(taskID), ContextID: "ctx",
+		Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}})
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":%s}\n\n", ev)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// misbehaveOnStream answers a subscription the way the agent was told to
+// close or drip its streams, if it was.
+func (ta *testAgent) misbehaveOnStream(w http.ResponseWriter, r *http.Request, taskID string) bool {
+	switch {
+	case ta.closingStreams.Load():
+		oneEventStream(w, taskID)
+	case ta.drippingStreams.Load():
+		oneEventStream(w, taskID)
+		dripEvent(w, r)
+	default:
+		return false
+	}
+	return true
+}
+
+// dripEvent starts an event and sends 32 KiB of it every 50 ms, up to
+// 4 MiB, until the caller cuts the stream.
+func dripEvent(w http.ResponseWriter, r *http.Request) {
+	fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":"1","result":{"statusUpdate":{"metadata":{"pad":"`)
+	chunk := strings.Repeat("x", 32<<10)
+	for range 128 {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if _, err := fmt.Fprint(w, chunk); err != nil {
+			return
+		}
+	}
 }
 
 // misbehave answers the way the agent was told to misbehave, if it was:

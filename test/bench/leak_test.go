@@ -138,11 +138,11 @@ func (e *env) liveHeap() []row {
 	if !e.churn(ns, "warm", 50) {
 		t.Fatal("the warm-up Delegations did not all settle")
 	}
-	before := e.heap()
+	before, rssBefore := e.heap(), e.usage(e.operator)
 	if !e.churn(ns, "churn", n) {
 		t.Fatal("the churned Delegations did not all settle")
 	}
-	after := e.heap()
+	after, rssAfter := e.heap(), e.usage(e.operator)
 	e.profile("heap", "operator-heap-after-churn.pprof")
 	t.Logf("operator live heap before: %.2f MiB (%.2f MiB of it Events the broadcaster keeps), after %d Delegations were created, settled and deleted: %.2f MiB (%.2f MiB Events)",
 		before.LiveMiB, before.EventsMiB, n, after.LiveMiB, after.EventsMiB)
@@ -156,7 +156,22 @@ func (e *env) liveHeap() []row {
 	if perDelegation := (after.EventsMiB - before.EventsMiB) * (1 << 20) / float64(n); perDelegation > 8<<10 {
 		t.Errorf("the events broadcaster holds %.0f bytes per churned Delegation", perDelegation)
 	}
-	return nil
+	// The smoke's leak rows come from this churn (the leak phase measures
+	// them at full size, after quiet spells).
+	return churnRows(n, rssBefore, rssAfter, before, after)
+}
+
+// churnRows are the leak rows: the operator's RSS and live heap after n
+// Delegations were created, settled and deleted, against before.
+func churnRows(n int, rssBefore, rssAfter usage, heapBefore, heapAfter heapReading) []row {
+	return []row{
+		{Name: "operator RSS after churn", Unit: "MiB", Value: rssAfter.RSSMiB, Floor: rssBefore.RSSMiB,
+			FloorOf: fmt.Sprintf("operator RSS before %d Delegations were created, settled and deleted", n),
+			Target:  "≤ 1.1× floor", Met: ratioAtMost(1.1)},
+		{Name: "operator live heap after churn", Unit: "MiB", Value: heapAfter.Own(), Floor: heapBefore.Own(),
+			FloorOf: fmt.Sprintf("live heap before the %d (both without the Events client-go keeps)", n),
+			Target:  "≤ 1.1× floor", Met: ratioAtMost(1.1)},
+	}
 }
 
 // memprofilerateEnv has the operator sample one allocation per 4 KiB: the

@@ -97,12 +97,18 @@ type sizes struct {
 	FaultSeeds   int
 	FaultKills   int
 	FaultTimeout time.Duration
+	// HostileAgents agents each drip 1 MiB events on the streams of
+	// HostileTasks tasks while LeasesN leased tasks of another tenant are
+	// held for Hold.
+	HostileAgents int
+	HostileTasks  int
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// OperatorEnv is added to the operator's environment.
 	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
-	// settle, leak, heap (smoke only), node, tracing, faults, shards);
+	// settle, leak, heap (smoke only), node, tracing, faults, hostile,
+	// shards);
 	// empty runs them all.
 	Rows []string
 }
@@ -112,13 +118,15 @@ func sizesFromEnv(t *testing.T) sizes {
 		LeaseTTL: 3 * time.Second, Hold: 2 * time.Second, HungN: 4, SettleN: 5, SettleRun: 500 * time.Millisecond, LeakN: 20,
 		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10,
 		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second,
-		FaultN: 20, FaultRates: []float64{0.3}, FaultSeeds: 1, FaultKills: 1, FaultTimeout: 3 * time.Minute}
+		FaultN: 20, FaultRates: []float64{0.3}, FaultSeeds: 1, FaultKills: 1, FaultTimeout: 3 * time.Minute,
+		HostileAgents: 2, HostileTasks: 8}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
 			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300,
 			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute,
-			FaultN: 200, FaultRates: []float64{0.3, 0.5}, FaultSeeds: 5, FaultKills: 3, FaultTimeout: 5 * time.Minute}
+			FaultN: 200, FaultRates: []float64{0.3, 0.5}, FaultSeeds: 5, FaultKills: 3, FaultTimeout: 5 * time.Minute,
+			HostileAgents: 8, HostileTasks: 64}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -145,6 +153,8 @@ func sizesFromEnv(t *testing.T) sizes {
 	envInt(t, "BENCH_FAULT_SEEDS", &s.FaultSeeds)
 	envInt(t, "BENCH_FAULT_KILLS", &s.FaultKills)
 	envDuration(t, "BENCH_FAULT_TIMEOUT", &s.FaultTimeout)
+	envInt(t, "BENCH_HOSTILE_AGENTS", &s.HostileAgents)
+	envInt(t, "BENCH_HOSTILE_TASKS", &s.HostileTasks)
 	s.Out = os.Getenv("BENCH_OUT")
 	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
 		if part = strings.TrimSpace(part); part != "" {
