@@ -47,15 +47,15 @@ const (
 // a ConfigMap or a Secret, and returns the reference to it.
 func (e *env) cardKeys(kind string) v1alpha1.CardKeys {
 	e.t.Helper()
-	meta := metav1.ObjectMeta{Namespace: e.ns, Name: cardKeysName}
+	om := metav1.ObjectMeta{Namespace: e.ns, Name: cardKeysName}
 	if kind == keysInSecret {
 		// Agents use only the Secrets marked for them.
-		meta.Labels = map[string]string{agentio.AgentCredentialsLabel: "true"}
-		e.g.Expect(kube.Create(context.Background(), &corev1.Secret{ObjectMeta: meta,
+		om.Labels = map[string]string{agentio.AgentCredentialsLabel: "true"}
+		e.g.Expect(kube.Create(context.Background(), &corev1.Secret{ObjectMeta: om,
 			Data: map[string][]byte{cardKeysKey: []byte(tsCardKeySet)}})).To(Succeed())
 		return v1alpha1.CardKeys{SecretKeyRef: &v1alpha1.SecretKeyRef{Name: cardKeysName, Key: cardKeysKey}}
 	}
-	e.g.Expect(kube.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: meta,
+	e.g.Expect(kube.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: om,
 		Data: map[string]string{cardKeysKey: tsCardKeySet}})).To(Succeed())
 	return v1alpha1.CardKeys{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyRef{Name: cardKeysName, Key: cardKeysKey}}
 }
