@@ -70,6 +70,7 @@ export async function signCard<T extends object>(card: T, key: JWK): Promise<T &
  * Throws CardSignatureError saying why none verified.
  */
 export async function verifyCard(card: object, keys: JSONWebKeySet): Promise<VerifiedCardSignature> {
+  if (!Array.isArray(keys?.keys)) throw new CardSignatureError('the key set is not a JSON Web Key Set ({"keys": [...]})');
   const signatures = (card as { signatures?: unknown }).signatures;
   if (!Array.isArray(signatures) || signatures.length === 0) throw new CardSignatureError('the card is not signed');
   // The payload is detached: the verifier puts it back, base64url-encoded.

@@ -93,6 +93,7 @@ describe('verifyCard', () => {
     assert.match(await refused({ ...signed, capabilities: { streaming: true } }), /does not match the card/);
     assert.match(await refused(signed, publicKeySet(await newKey('other'))), /key "kit-1" is not in the key set/);
     assert.match(await refused(card), /the card is not signed/);
+    assert.match(await refused(signed, {} as never), /not a JSON Web Key Set/);
     // A key of the set that names another algorithm is not used.
     assert.match(await refused(signed, { keys: [{ ...keys.keys[0]!, alg: 'ES384' }] }), /does not match the card/);
   });
