@@ -23,7 +23,9 @@ import (
 // out, canonicalised with RFC 8785 (JCS). The empty values left out are the
 // ones the A2A SDKs (a2a-js, a2a-python) leave out: empty strings, nulls,
 // and arrays and objects that are empty once their own empty values are
-// gone. Canonicalisation is gowebpki/jcs; the JWS is go-jose.
+// gone; and an extension's `required: false`, a field without presence in
+// A2A's proto that a2a-js's canonicalisation never writes. Canonicalisation
+// is gowebpki/jcs; the JWS is go-jose.
 
 // CardSignatureAlgorithms are the JWS algorithms a card may be signed with:
 // asymmetric ones only (a shared secret would let every verifier sign).
@@ -72,7 +74,20 @@ func CardPayload(cardJSON []byte) ([]byte, error) {
 		return nil, err
 	}
 	delete(card, "signatures")
+	withoutUnsetRequired(card)
 	return canonical(card)
+}
+
+// withoutUnsetRequired leaves out the `required: false` of the card's
+// extensions: false is the proto default of a field without presence.
+func withoutUnsetRequired(card map[string]any) {
+	caps, _ := card["capabilities"].(map[string]any)
+	exts, _ := caps["extensions"].([]any)
+	for _, e := range exts {
+		if ext, ok := e.(map[string]any); ok && ext["required"] == false {
+			delete(ext, "required")
+		}
+	}
 }
 
 // SignCard adds a signature by key (a private JWK with a key id) to the

@@ -52,4 +52,15 @@ SPDX-License-Identifier: Apache-2.0
 // The agent's identity needs get on delegations and agents, and create on
 // delegations, in the namespaces it works for. docs/security.md says why
 // this check was chosen over signed tokens and what it leaves open.
+//
+// # Signed cards
+//
+// WithCardSigningKey signs the served card (A2A 1.0 §8.4) with a private
+// JSON Web Key that names its kid and alg, usually a key Secret mounted as
+// a file and read with LoadCardSigningKey; PublicKeySet is the key set an
+// Agent's spec.cardSignature names. The signature is the one the TypeScript
+// agentkit (serve's cardSigningKey) writes for the same card and key, byte
+// for byte: a JWS with a detached payload, protected header {alg, kid, typ:
+// "JOSE"}, over the RFC 8785 form of the card without its signatures and
+// empty values. docs/security.md describes the check.
 package agentkit

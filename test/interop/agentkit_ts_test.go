@@ -32,18 +32,24 @@ import (
 
 const tsAgentName = "ts"
 
-// setupTS makes a namespace with an Agent "ts" for the TypeScript sample.
-func setupTS(t *testing.T) *env {
+// setupTS makes a namespace with an Agent "ts" for the TypeScript sample
+// that serves JSON-RPC.
+func setupTS(t *testing.T) *env { return setupTSAgent(t, tsWorker) }
+
+// setupTSAgent makes a namespace with an Agent "ts" for a TypeScript
+// sample; the REST-only one's Agent requires its card signed by tsCardKey
+// (the key set in a ConfigMap).
+func setupTSAgent(t *testing.T, worker *jsAgent, mutate ...func(*v1alpha1.Agent)) *env {
 	t.Helper()
 	requireAgents(t)
 	t.Parallel()
-	e := &env{t: t, g: NewWithT(t), agent: tsWorker}
+	e := &env{t: t, g: NewWithT(t), agent: worker}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "interop-ts-"}}
 	e.g.Expect(kube.Create(context.Background(), ns)).To(Succeed())
 	e.ns = ns.Name
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("ts-worker log:\n%s", cluster.Tail(e.agent.Log(), 40))
+			t.Logf("%s log:\n%s", worker.process.Name(), cluster.Tail(e.agent.Log(), 40))
 		}
 	})
 	a := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: tsAgentName}, Spec: v1alpha1.AgentSpec{
@@ -51,8 +57,23 @@ func setupTS(t *testing.T) *env {
 		PollInterval:   &metav1.Duration{Duration: 200 * time.Millisecond},
 		RequestTimeout: &metav1.Duration{Duration: 5 * time.Second},
 	}}
+	if worker == tsRESTWorker {
+		requireCardSignature(e.cardKeys(keysInConfigMap))(a)
+	}
+	for _, m := range mutate {
+		m(a)
+	}
 	e.g.Expect(kube.Create(context.Background(), a)).To(Succeed())
 	return e
+}
+
+// forEachTSBinding runs test against the TypeScript sample serving
+// JSON-RPC and the one serving only HTTP+JSON, its card signed, in parallel.
+func forEachTSBinding(t *testing.T, test func(e *env)) {
+	t.Helper()
+	for name, worker := range map[string]**jsAgent{"jsonrpc": &tsWorker, "rest-signed": &tsRESTWorker} {
+		t.Run(name, func(t *testing.T) { test(setupTSAgent(t, *worker)) })
+	}
 }
 
 // tsTask builds a Delegation to the TypeScript sample.
@@ -80,74 +101,94 @@ func renewals(a *jsAgent, taskID string) int {
 // A leased task lives as long as the operator renews it: the kit grants the
 // lease, the operator renews every ttl/3 and the agent cancels nothing.
 func TestTSAgentHonoursARenewedLease(t *testing.T) {
-	e := setupTS(t)
-	// Long enough that a loaded machine renews in time (every ttl/3).
-	const ttl = 4 * time.Second
-	e.create(e.tsTask("leased", "wait", leased(ttl)))
-	d := e.waitRunning("leased")
-	task := d.Status.TaskID
+	forEachTSBinding(t, func(e *env) {
+		// Long enough that a loaded machine renews in time (every ttl/3).
+		const ttl = 4 * time.Second
+		e.create(e.tsTask("leased", "wait", leased(ttl)))
+		d := e.waitRunning("leased")
+		task := d.Status.TaskID
 
-	e.g.Eventually(func() bool { return e.get("leased").Status.Lease != nil && e.get("leased").Status.Lease.Granted },
-		eventually, tick).Should(BeTrue(), "the agent's grant was not recorded: %+v", e.get("leased").Status.Lease)
-	// Two ttls without a lapse, renewed all along.
-	e.g.Consistently(func() v1alpha1.Phase { return e.get("leased").Status.Phase }, 2*ttl, 200*time.Millisecond).
-		Should(Equal(v1alpha1.PhaseRunning))
-	e.g.Expect(e.agent.Logged("task " + task + " lease lapsed")).To(BeFalse())
-	e.g.Expect(renewals(e.agent, task)).To(BeNumerically(">=", 3), "renewals seen: %d", renewals(e.agent, task))
-	e.g.Expect(e.agent.Cancelled(task)).To(BeFalse())
+		e.g.Eventually(func() bool { return e.get("leased").Status.Lease != nil && e.get("leased").Status.Lease.Granted },
+			eventually, tick).Should(BeTrue(), "the agent's grant was not recorded: %+v", e.get("leased").Status.Lease)
+		// Two ttls without a lapse, renewed all along.
+		e.g.Consistently(func() v1alpha1.Phase { return e.get("leased").Status.Phase }, 2*ttl, 200*time.Millisecond).
+			Should(Equal(v1alpha1.PhaseRunning))
+		e.g.Expect(e.agent.Logged("task " + task + " lease lapsed")).To(BeFalse())
+		e.g.Expect(renewals(e.agent, task)).To(BeNumerically(">=", 3), "renewals seen: %d", renewals(e.agent, task))
+		e.g.Expect(e.agent.Cancelled(task)).To(BeFalse())
 
-	e.update("leased", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
-	e.waitPhase("leased", v1alpha1.PhaseCanceled)
-	e.waitLogged("task " + task + " cancelled")
-	e.g.Expect(e.agent.Cancelled(task)).To(BeTrue(), "CancelTask did not reach the agent")
+		e.update("leased", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+		e.waitPhase("leased", v1alpha1.PhaseCanceled)
+		e.waitLogged("task " + task + " cancelled")
+		e.g.Expect(e.agent.Cancelled(task)).To(BeTrue(), "CancelTask did not reach the agent")
+	})
 }
 
 // Once nothing renews a lease (the Delegation is detached: the operator
 // stops following it and sends no cancel), the agent itself cancels the
 // task, within about one ttl.
 func TestTSAgentCancelsATaskWhoseLeaseLapsed(t *testing.T) {
-	e := setupTS(t)
-	const ttl = 2 * time.Second
-	e.create(e.tsTask("lapsing", "wait", leased(ttl)))
-	task := e.waitRunning("lapsing").Status.TaskID
+	forEachTSBinding(t, func(e *env) {
+		const ttl = 2 * time.Second
+		e.create(e.tsTask("lapsing", "wait", leased(ttl)))
+		task := e.waitRunning("lapsing").Status.TaskID
 
-	e.update("lapsing", func(d *v1alpha1.Delegation) { d.Spec.Detach = true })
-	e.waitPhase("lapsing", v1alpha1.PhaseDetached)
-	detached := time.Now()
-	e.waitLogged("task " + task + " lease lapsed")
-	e.waitLogged("task " + task + " cancelled")
-	lapsedAfter := time.Since(detached)
-	e.g.Expect(e.agent.Cancelled(task)).To(BeFalse(), "the operator cancelled a detached task; the lease was to stop it")
+		e.update("lapsing", func(d *v1alpha1.Delegation) { d.Spec.Detach = true })
+		e.waitPhase("lapsing", v1alpha1.PhaseDetached)
+		detached := time.Now()
+		e.waitLogged("task " + task + " lease lapsed")
+		e.waitLogged("task " + task + " cancelled")
+		lapsedAfter := time.Since(detached)
+		e.g.Expect(e.agent.Cancelled(task)).To(BeFalse(), "the operator cancelled a detached task; the lease was to stop it")
 
-	got := e.readBack(task)
-	e.g.Expect(got.State).To(Equal(a2a.StateCanceled))
-	e.g.Expect(got.StatusText).To(MatchRegexp(`^lease expired at \S+ without renewal$`))
-	t.Logf("the agent cancelled the task %s after the detach (ttl %s)", lapsedAfter.Round(100*time.Millisecond), ttl)
+		got := e.readBack(task)
+		e.g.Expect(got.State).To(Equal(a2a.StateCanceled))
+		e.g.Expect(got.StatusText).To(MatchRegexp(`^lease expired at \S+ without renewal$`))
+		e.t.Logf("the agent cancelled the task %s after the detach (ttl %s)", lapsedAfter.Round(100*time.Millisecond), ttl)
+	})
 }
 
 // The agent's reported spend is what the parent is charged: a group holds
 // the budget, the child to the TypeScript agent spends part of its grant.
 func TestTSAgentSpendIsChargedToTheParent(t *testing.T) {
-	e := setupTS(t)
-	e.create(&v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "group"},
-		Spec: v1alpha1.DelegationSpec{Budget: &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 1000}}}})
-	e.create(e.tsTask("spender", "spend 120", childOf("group"), func(d *v1alpha1.Delegation) {
-		d.Spec.Budget = &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 300}}
-	}))
-	child := e.waitPhase("spender", v1alpha1.PhaseSucceeded)
-	e.g.Expect(child.Status.Result).NotTo(BeNil())
-	e.g.Expect(child.Status.Result.Text).To(ContainSubstring("spent 120 tokens"))
-	e.g.Expect(child.Status.Budget).NotTo(BeNil())
-	e.g.Expect(child.Status.Budget.Reported).To(Equal(v1alpha1.Meters{"tokens": 120}), "the agent's report: %+v", child.Status.Budget)
-	e.g.Expect(child.Status.Budget.Left).To(Equal(v1alpha1.Meters{"tokens": 180}))
+	forEachTSBinding(t, func(e *env) {
+		e.create(&v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "group"},
+			Spec: v1alpha1.DelegationSpec{Budget: &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 1000}}}})
+		e.create(e.tsTask("spender", "spend 120", childOf("group"), func(d *v1alpha1.Delegation) {
+			d.Spec.Budget = &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 300}}
+		}))
+		child := e.waitPhase("spender", v1alpha1.PhaseSucceeded)
+		e.g.Expect(child.Status.Result).NotTo(BeNil())
+		e.g.Expect(child.Status.Result.Text).To(ContainSubstring("spent 120 tokens"))
+		e.g.Expect(child.Status.Budget).NotTo(BeNil())
+		e.g.Expect(child.Status.Budget.Reported).To(Equal(v1alpha1.Meters{"tokens": 120}), "the agent's report: %+v", child.Status.Budget)
+		e.g.Expect(child.Status.Budget.Left).To(Equal(v1alpha1.Meters{"tokens": 180}))
 
-	e.g.Eventually(func(g Gomega) {
-		b := e.get("group").Status.Budget
-		g.Expect(b).NotTo(BeNil())
-		g.Expect(b.Spent).To(Equal(v1alpha1.Meters{"tokens": 120}), "the reported spend, not the 300 reserved")
-		g.Expect(b.Left).To(Equal(v1alpha1.Meters{"tokens": 880}))
-		g.Expect(b.Reservations).To(BeEmpty())
-	}, eventually, tick).Should(Succeed())
+		e.g.Eventually(func(g Gomega) {
+			b := e.get("group").Status.Budget
+			g.Expect(b).NotTo(BeNil())
+			g.Expect(b.Spent).To(Equal(v1alpha1.Meters{"tokens": 120}), "the reported spend, not the 300 reserved")
+			g.Expect(b.Left).To(Equal(v1alpha1.Meters{"tokens": 880}))
+			g.Expect(b.Reservations).To(BeEmpty())
+		}, eventually, tick).Should(Succeed())
+	})
+}
+
+// A task that asks for input gets the Delegation's reply in the same task.
+func TestTSAgentInputRequiredThenReply(t *testing.T) {
+	forEachTSBinding(t, func(e *env) {
+		e.create(e.tsTask("ask", "input"))
+		d := e.waitPhase("ask", v1alpha1.PhaseInputRequired)
+		id := d.Status.TaskID
+		e.g.Expect(d.Status.Outcome.Message).To(Equal("which colour?"))
+
+		e.update("ask", func(d *v1alpha1.Delegation) { d.Spec.Replies = append(d.Spec.Replies, v1alpha1.Reply{Text: "blue"}) })
+		d = e.waitPhase("ask", v1alpha1.PhaseSucceeded)
+		e.g.Expect(d.Status.TaskID).To(Equal(id), "the reply continued the same task")
+		e.g.Expect(d.Status.Result.Text).To(Equal("got: blue"))
+		e.waitLogged("task " + id + ` reply received: "blue"`)
+		e.g.Expect(e.agent.Sends(d.Status.ContextID)).To(HaveLen(2), "each message is sent exactly once")
+	})
 }
 
 // The agent delegates with delegate(): the child Delegation is created

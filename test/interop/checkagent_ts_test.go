@@ -17,28 +17,33 @@ import (
 )
 
 // The conformance check (kubectl tether check-agent) against the TypeScript
-// agentkit's sample: every check passes, the lease and budget ones included.
+// agentkit's sample, on JSON-RPC and on HTTP+JSON only: every check passes,
+// the lease and budget ones included.
 func TestCheckAgentPassesTheTSAgentkitSample(t *testing.T) {
-	requireAgents(t)
-	t.Parallel()
-	g := NewWithT(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	rep, err := conformance.Run(ctx, conformance.Options{Endpoint: a2a.Endpoint{URL: tsWorker.URL()}})
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, r := range rep.Results {
-		t.Logf("%-34s %-6s %-14s %s", r.ID, r.Level, r.Status, r.Seen)
-	}
-	g.Expect(rep.Failed(conformance.Must)).To(BeEmpty())
-	for _, r := range rep.Results {
-		g.Expect(r.Status).To(Equal(conformance.Pass), "%s: %s", r.ID, r.Seen)
-	}
-	got := map[string]bool{}
-	for _, r := range rep.Results {
-		got[r.ID] = true
-	}
-	for _, id := range []string{conformance.CheckLeaseRefuses, conformance.CheckLeaseRenewal, conformance.CheckLeaseLapse,
-		conformance.CheckBudgetReport, conformance.CheckBudgetDeadline, conformance.CheckSchemaAnswers} {
-		g.Expect(got).To(HaveKey(id))
+	for name, worker := range map[string]**jsAgent{"jsonrpc": &tsWorker, "rest-signed": &tsRESTWorker} {
+		t.Run(name, func(t *testing.T) {
+			requireAgents(t)
+			t.Parallel()
+			g := NewWithT(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, err := conformance.Run(ctx, conformance.Options{Endpoint: a2a.Endpoint{URL: (*worker).URL()}})
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, r := range rep.Results {
+				t.Logf("%-34s %-6s %-14s %s", r.ID, r.Level, r.Status, r.Seen)
+			}
+			g.Expect(rep.Failed(conformance.Must)).To(BeEmpty())
+			for _, r := range rep.Results {
+				g.Expect(r.Status).To(Equal(conformance.Pass), "%s: %s", r.ID, r.Seen)
+			}
+			got := map[string]bool{}
+			for _, r := range rep.Results {
+				got[r.ID] = true
+			}
+			for _, id := range []string{conformance.CheckLeaseRefuses, conformance.CheckLeaseRenewal, conformance.CheckLeaseLapse,
+				conformance.CheckBudgetReport, conformance.CheckBudgetDeadline, conformance.CheckSchemaAnswers} {
+				g.Expect(got).To(HaveKey(id))
+			}
+		})
 	}
 }

@@ -58,7 +58,7 @@ type env struct {
 }
 
 // setup makes a namespace with an Agent for the JS agent running in mode.
-func setup(t *testing.T, mode string) *env {
+func setup(t *testing.T, mode string, mutate ...func(*v1alpha1.Agent)) *env {
 	t.Helper()
 	requireAgents(t)
 	t.Parallel()
@@ -76,6 +76,9 @@ func setup(t *testing.T, mode string) *env {
 		PollInterval:   &metav1.Duration{Duration: 200 * time.Millisecond},
 		RequestTimeout: &metav1.Duration{Duration: 5 * time.Second},
 	}}
+	for _, m := range mutate {
+		m(a)
+	}
 	e.g.Expect(kube.Create(context.Background(), a)).To(Succeed())
 	return e
 }

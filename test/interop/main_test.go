@@ -133,16 +133,19 @@ func run(m *testing.M) int {
 			a.Close()
 		}
 	}()
-	progress("building and starting the TypeScript agentkit's sample (examples/agents/ts-worker)")
-	if err := startTSWorker(ctx, node, root, logDir, cfg); err != nil {
+	progress("building and starting the TypeScript agentkit's sample (examples/agents/ts-worker), twice: JSON-RPC, and HTTP+JSON only with a signed card")
+	err = startTSWorkers(ctx, node, root, logDir, cfg)
+	defer func() {
+		for _, a := range []*jsAgent{tsWorker, tsRESTWorker} {
+			if a != nil {
+				a.Close()
+			}
+		}
+	}()
+	if err != nil {
 		progress("%v", err) // node and npm are here: a kit that does not build is a failure
 		return 1
 	}
-	defer func() {
-		if tsWorker != nil {
-			tsWorker.Close()
-		}
-	}()
 	progress("ready after %s", time.Since(began).Round(100*time.Millisecond))
 	return m.Run()
 }

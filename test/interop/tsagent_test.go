@@ -7,6 +7,10 @@ package interop
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -17,6 +21,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -25,13 +30,20 @@ import (
 )
 
 // tsWorker is the ts-worker agent (examples/agents/ts-worker, on the
-// TypeScript agentkit in sdk/typescript) behind a recording proxy.
-var tsWorker *jsAgent
+// TypeScript agentkit in sdk/typescript) behind a recording proxy, serving
+// JSON-RPC (1.0 and 0.3). tsRESTWorker is a second one that serves only
+// HTTP+JSON and signs its card with tsCardKey; tsCardKeySet is the key set
+// the kit printed for it (its publicKeySet).
+var (
+	tsWorker, tsRESTWorker *jsAgent
+	tsCardKey              *jose.JSONWebKey
+	tsCardKeySet           string
+)
 
-// startTSWorker builds the TypeScript agentkit and the sample, and starts
-// the sample with a kubeconfig for the test's API server, so its delegate()
-// creates child Delegations there.
-func startTSWorker(ctx context.Context, node, root, logDir string, cfg *rest.Config) error {
+// startTSWorkers builds the TypeScript agentkit and the sample, and starts
+// the sample twice with a kubeconfig for the test's API server, so its
+// delegate() creates child Delegations there.
+func startTSWorkers(ctx context.Context, node, root, logDir string, cfg *rest.Config) error {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		return errors.New("npm is not installed (needed to build the TypeScript agentkit)")
@@ -48,19 +60,46 @@ func startTSWorker(ctx context.Context, node, root, logDir string, cfg *rest.Con
 	if err := writeKubeconfig(cfg, kubeconfig); err != nil {
 		return err
 	}
+	keyFile := filepath.Join(logDir, "ts-card-key.json")
+	if tsCardKey, err = writeCardSigningKey(keyFile, "ts-kit"); err != nil {
+		return err
+	}
+	start := func(name, mode string, args ...string) (*jsAgent, []string, error) {
+		return startTSWorker(ctx, node, filepath.Join(sample, "dist", "agent.js"), kubeconfig, logDir, name, mode, args...)
+	}
+	if tsWorker, _, err = start("ts-worker", modeBoth); err != nil {
+		return err
+	}
+	var keySet []string
+	tsRESTWorker, keySet, err = start("ts-worker-rest", modeREST, "--bindings=rest", "--card-key="+keyFile)
+	if err != nil {
+		return err
+	}
+	if len(keySet) < 2 {
+		return errors.New("ts-worker-rest printed no key set for its signed card")
+	}
+	tsCardKeySet = keySet[1]
+	return nil
+}
 
-	a := &jsAgent{mode: modeBoth, dropped: map[string]bool{}}
+// cardKeySetLine is what the sample prints for a signed card.
+var cardKeySetLine = regexp.MustCompile(`card signed; its key set: (\S+)`)
+
+// startTSWorker starts the sample behind a recording proxy whose URL it
+// writes into its card; it returns the key set line's match when the card is signed.
+func startTSWorker(ctx context.Context, node, script, kubeconfig, logDir, name, mode string, args ...string) (*jsAgent, []string, error) {
+	a := &jsAgent{mode: mode, dropped: map[string]bool{}}
 	a.proxy = httptest.NewServer(a)
 	p, err := cluster.StartProcess(cluster.ProcessOptions{
-		Name:    "ts-worker",
+		Name:    name,
 		Path:    node,
-		Args:    []string{filepath.Join(sample, "dist", "agent.js"), "--public-url=" + a.proxy.URL},
+		Args:    append([]string{script, "--public-url=" + a.proxy.URL}, args...),
 		Env:     []string{"KUBECONFIG=" + kubeconfig},
-		LogPath: filepath.Join(logDir, "ts-worker.log"),
+		LogPath: filepath.Join(logDir, name+".log"),
 	})
 	if err != nil {
 		a.proxy.Close()
-		return err
+		return nil, nil, err
 	}
 	a.process = p
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -68,16 +107,30 @@ func startTSWorker(ctx context.Context, node, root, logDir string, cfg *rest.Con
 	m, err := p.WaitFor(ctx, regexp.MustCompile(`listening on (\S+)`))
 	if err != nil {
 		a.Close()
-		return err
+		return nil, nil, err
 	}
 	u, err := url.Parse(m[1])
 	if err != nil {
 		a.Close()
-		return fmt.Errorf("ts-worker printed a bad address: %w", err)
+		return nil, nil, fmt.Errorf("%s printed a bad address: %w", name, err)
 	}
 	a.target.Store(u)
-	tsWorker = a
-	return nil
+	return a, cardKeySetLine.FindStringSubmatch(p.Log()), nil
+}
+
+// writeCardSigningKey writes a new private P-256 JSON Web Key, as a key
+// Secret mounted into the agent's pod would hold it.
+func writeCardSigningKey(path, kid string) (*jose.JSONWebKey, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	key := &jose.JSONWebKey{Key: k, KeyID: kid, Algorithm: string(jose.ES256)}
+	b, err := json.Marshal(key)
+	if err != nil {
+		return nil, err
+	}
+	return key, os.WriteFile(path, b, 0o600)
 }
 
 // npmBuild installs a package's locked dependencies when they are missing

@@ -30,7 +30,18 @@ export {
   type ClaimedAgent,
   type ClaimedDelegation,
 } from './claim.js';
-export { JSONRPC_PATH, LEGACY_JSONRPC_PATH, serve, type ServeOptions, type Served } from './server.js';
+export { JSONRPC_PATH, LEGACY_JSONRPC_PATH, REST_PATH, serve, type Binding, type ServeOptions, type Served } from './server.js';
+export {
+  CARD_SIGNATURE_ALGORITHMS,
+  CardSignatureError,
+  cardPayload,
+  loadCardSigningKey,
+  publicKeySet,
+  signCard,
+  verifyCard,
+  type CardSignatureEntry,
+  type VerifiedCardSignature,
+} from './cardsign.js';
 export {
   ANNOTATION_CHILD,
   ChildNameTakenError,
@@ -48,3 +59,4 @@ export {
 export { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 export { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 export { KubeConfig } from '@kubernetes/client-node';
+export type { JSONWebKeySet, JWK } from 'jose';

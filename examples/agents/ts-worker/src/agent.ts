@@ -19,12 +19,16 @@
 //                            takes as this agent's (default: the listening address)
 //   --origin     ORIGINS     further origins Agents reach this agent under (comma-separated)
 //   --budget     CHILD_BUDGET tokens granted to a delegated child (default 0: none)
+//   --bindings   BINDINGS    the bindings served, in order of preference (comma-separated:
+//                            jsonrpc, rest, jsonrpc-0.3; default jsonrpc,jsonrpc-0.3)
+//   --card-key   CARD_SIGNING_KEY  a file holding a private JSON Web Key (with kid and alg),
+//                            e.g. a key Secret mounted into the pod: the card is served signed
 // The Kubernetes client for delegate() reads KUBECONFIG or the in-cluster
 // service account (get on delegations and agents, create on delegations and
 // on events.k8s.io events).
 //
-// Prints "listening on <url>" when ready and one line per task received,
-// child created and task cancelled.
+// Prints "listening on <url>" when ready (after the key set of a signed
+// card) and one line per task received, child created and task cancelled.
 
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -37,8 +41,11 @@ import {
   agentMessage,
   delegate,
   failEvent,
+  loadCardSigningKey,
+  publicKeySet,
   serve,
   statusEvent,
+  type Binding,
   type ExecutionEventBus,
   type KitAgentExecutor,
   type RequestContext,
@@ -52,6 +59,8 @@ const { values: opts } = parseArgs({
     'public-url': { type: 'string', default: process.env['PUBLIC_URL'] ?? '' },
     origin: { type: 'string', default: process.env['ORIGINS'] ?? '' },
     budget: { type: 'string', default: process.env['CHILD_BUDGET'] ?? '0' },
+    bindings: { type: 'string', default: process.env['BINDINGS'] ?? 'jsonrpc,jsonrpc-0.3' },
+    'card-key': { type: 'string', default: process.env['CARD_SIGNING_KEY'] ?? '' },
   },
 });
 
@@ -156,6 +165,7 @@ const worker: KitAgentExecutor = {
   },
 };
 
+const cardKey = opts['card-key'] ? loadCardSigningKey(opts['card-key']) : undefined;
 const served = await serve(
   {
     name: 'ts-worker',
@@ -191,10 +201,14 @@ const served = await serve(
     origins: [opts['public-url'], ...opts.origin.split(',')].filter((o): o is string => !!o),
     // A refused claim or a taken child name shows on the Delegation as a Warning Event.
     recordEvents: true,
+    bindings: opts.bindings.split(',').filter((b) => b) as Binding[],
+    ...(cardKey ? { cardSigningKey: cardKey } : {}),
   },
 );
 log(`origins for the claim check: ${served.kit.origins.join(', ') || '(none)'}`);
 log(`card names ${served.url}`);
+// The key set an Agent's spec.cardSignature names for this card.
+if (cardKey) log(`card signed; its key set: ${JSON.stringify(publicKeySet(cardKey))}`);
 console.log(`listening on ${served.listening}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
