@@ -75,6 +75,10 @@ type Kit struct {
 	origins     []string // normalised by Origin
 	recorder    events.EventRecorder
 	cardKey     *jose.JSONWebKey
+	reviews     TokenReviewer
+	audience    string
+	operator    string // the only caller whose claims are proven; "" for any
+	reviewed    reviewCache
 
 	mu      sync.Mutex
 	budgets map[a2a.TaskID]*Budget
