@@ -7,12 +7,14 @@ import type { AddressInfo } from 'node:net';
 import type { AgentCard } from '@a2a-js/sdk';
 import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
-import express from 'express';
+import { KubeConfig } from '@kubernetes/client-node';
+import express, { type RequestHandler } from 'express';
 
 import type { KitAgentExecutor } from './executor.js';
 import { Kit, type KitOptions } from './kit.js';
 import type { KitRequestHandler } from './handler.js';
 import { originsOf } from './claim.js';
+import { kubeTokenReviewer, tokenReviewMiddleware, userBuilder as callerUserBuilder } from './caller.js';
 
 /** Paths the bindings are served on, relative to the base URL. */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -87,10 +89,21 @@ export async function serve(
     ],
   };
   const handler = kit.requestHandler(new DefaultRequestHandler(full, opts.taskStore ?? new InMemoryTaskStore(), kit.executor(exec)));
-  const userBuilder = UserBuilder.noAuthentication;
+  let userBuilder: UserBuilder = UserBuilder.noAuthentication;
+  const protocol: RequestHandler[] = [];
+  if (opts.tokenReview) {
+    const { audience, reviewer } = opts.tokenReview;
+    const kc = () => {
+      const c = new KubeConfig();
+      c.loadFromDefault();
+      return c;
+    };
+    protocol.push(tokenReviewMiddleware(reviewer ?? kubeTokenReviewer(kc()), audience, kit.now));
+    userBuilder = callerUserBuilder;
+  }
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }));
-  app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder }));
-  app.use(LEGACY_JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
+  app.use(JSONRPC_PATH, ...protocol, jsonRpcHandler({ requestHandler: handler, userBuilder }));
+  app.use(LEGACY_JSONRPC_PATH, ...protocol, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
   const stopSweep = kit.sweep(handler);
 
   return {
