@@ -113,7 +113,7 @@ func TestClaimsCountOnlyFromTheOperator(t *testing.T) {
 	orch := claim{key: types.NamespacedName{Namespace: ns, Name: "orch"}, firstMessageID: delegation.MessageID(orchUID, -1),
 		taskID: "orch-task", kit: kit}
 	for caller, want := range map[string]string{
-		"": "came from an unauthenticated caller",
+		"":                                    "came from an unauthenticated caller",
 		"system:serviceaccount:team:intruder": "came from system:serviceaccount:team:intruder",
 	} {
 		cl := orch
