@@ -82,9 +82,24 @@ func (s *ServiceAccountTokens) Token(ctx context.Context, audience string, expir
 		return s.request(context.WithoutCancel(ctx), key)
 	})
 	if err != nil {
+		// Renewal starts well before expiry: until then, the token in hand
+		// still serves while the API server cannot give a new one.
+		if t, ok := s.unexpired(key); ok {
+			return t, nil
+		}
 		return "", err
 	}
 	return v.(string), nil
+}
+
+func (s *ServiceAccountTokens) unexpired(key tokenKey) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[key]
+	if !ok || !s.now().Before(t.expiresAt) {
+		return "", false
+	}
+	return t.token, true
 }
 
 func (s *ServiceAccountTokens) now() time.Time {
@@ -117,12 +132,14 @@ func (s *ServiceAccountTokens) request(ctx context.Context, key tokenKey) (strin
 	if err != nil {
 		return "", fmt.Errorf("requesting a token of ServiceAccount %s/%s for audience %q: %w", s.Namespace, s.Name, key.audience, err)
 	}
-	expires := tr.Status.ExpirationTimestamp.Time
-	if !expires.After(issued) { // a server that reports no expiry: trust what was asked for
-		expires = issued.Add(time.Duration(seconds) * time.Second)
+	// The lifetime granted may be shorter than asked (the API server caps
+	// it); it is read against the wall clock the server's answer is in.
+	lifetime := time.Duration(seconds) * time.Second
+	if left := time.Until(tr.Status.ExpirationTimestamp.Time); left > 0 && left < lifetime {
+		lifetime = left
 	}
-	t := issuedToken{token: tr.Status.Token, expiresAt: expires,
-		renewAt: issued.Add(time.Duration(float64(expires.Sub(issued)) * renewAfter))}
+	t := issuedToken{token: tr.Status.Token, expiresAt: issued.Add(lifetime),
+		renewAt: issued.Add(time.Duration(float64(lifetime) * renewAfter))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tokens == nil {

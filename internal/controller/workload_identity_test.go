@@ -31,25 +31,30 @@ import (
 	"github.com/tether-dev/tether/pkg/agentkit"
 )
 
-// countingTokens counts the TokenRequests made through it.
+// countingTokens counts the TokenRequests made through it, and fails them
+// while down is set.
 type countingTokens struct {
 	corev1client.ServiceAccountsGetter
-	n *atomic.Int32
+	n    *atomic.Int32
+	down *atomic.Bool
 }
 
 func (c countingTokens) ServiceAccounts(ns string) corev1client.ServiceAccountInterface {
-	return countingTokenRequests{ServiceAccountInterface: c.ServiceAccountsGetter.ServiceAccounts(ns), n: c.n}
+	return countingTokenRequests{ServiceAccountInterface: c.ServiceAccountsGetter.ServiceAccounts(ns), c: c}
 }
 
 type countingTokenRequests struct {
 	corev1client.ServiceAccountInterface
-	n *atomic.Int32
+	c countingTokens
 }
 
-func (c countingTokenRequests) CreateToken(ctx context.Context, name string, tr *authenticationv1.TokenRequest,
+func (r countingTokenRequests) CreateToken(ctx context.Context, name string, tr *authenticationv1.TokenRequest,
 	opts metav1.CreateOptions) (*authenticationv1.TokenRequest, error) {
-	c.n.Add(1)
-	return c.ServiceAccountInterface.CreateToken(ctx, name, tr, opts)
+	r.c.n.Add(1)
+	if r.c.down.Load() {
+		return nil, errors.New("the API server is away")
+	}
+	return r.ServiceAccountInterface.CreateToken(ctx, name, tr, opts)
 }
 
 // callerEcho completes every task with the name of the caller agentkit
@@ -109,7 +114,8 @@ func TestTheOperatorsTokenPassesTokenReviewOnlyForItsAudience(t *testing.T) {
 	ns := newNamespace(t)
 	operator := serviceAccount(t, ns, "tether-operator")
 	var requests atomic.Int32
-	operator.ServiceAccounts = countingTokens{ServiceAccountsGetter: operator.ServiceAccounts, n: &requests}
+	var down atomic.Bool
+	operator.ServiceAccounts = countingTokens{ServiceAccountsGetter: operator.ServiceAccounts, n: &requests, down: &down}
 	clock := clocktesting.NewFakePassiveClock(time.Now())
 	operator.Clock = clock
 
@@ -130,6 +136,18 @@ func TestTheOperatorsTokenPassesTokenReviewOnlyForItsAudience(t *testing.T) {
 	_, err = operator.Token(ctx, "agent-b", 600)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(requests.Load()).To(Equal(int32(3)), "one token per audience")
+
+	// Due for renewal while no new token can be had: the one in hand
+	// serves until it expires.
+	down.Store(true)
+	clock.SetTime(clock.Now().Add(481 * time.Second))
+	g.Expect(operator.Token(ctx, "agent-a", 600)).To(Equal(renewed))
+	g.Expect(requests.Load()).To(Equal(int32(4)), "renewal was tried")
+	clock.SetTime(clock.Now().Add(120 * time.Second))
+	_, err = operator.Token(ctx, "agent-a", 600)
+	g.Expect(err).To(MatchError(ContainSubstring("the API server is away")), "an expired token is never sent")
+	down.Store(false)
+	clock.SetTime(time.Now())
 
 	agent := verifyingAgent(t, callerEcho{}, "agent-a", operator.Username())
 	task, err := dialAs(t, agent.URL(), operator, "agent-a").Send(ctx, tethera2a.SendRequest{MessageID: "m-1", Text: "who am I"})
