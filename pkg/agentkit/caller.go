@@ -151,11 +151,17 @@ func (rc *reviewCache) put(key [sha256.Size]byte, r cachedReview) {
 	rc.reviews[key] = r
 }
 
-// authenticate wraps the protocol handlers: a request without a token that
-// passes TokenReview for the kit's audience is refused; an authenticated
-// one carries its Caller in the request context.
-func (k *Kit) authenticate(next http.Handler) http.Handler {
+// Authenticate wraps protocol handlers (NewServer does it with
+// WithTokenReview): a request without a token that passes TokenReview for
+// the kit's audience is refused; an authenticated one carries its Caller
+// in the request context, which Interceptor makes the call's user. Without
+// WithTokenReview every request is refused.
+func (k *Kit) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if k.reviews == nil {
+			refuse(w, http.StatusInternalServerError, "", "the agent has no TokenReview configured (agentkit.WithTokenReview)")
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		token = strings.TrimSpace(token)
 		if !strings.EqualFold(scheme, "Bearer") || token == "" {

@@ -53,7 +53,7 @@ func TestAuthenticateAnswersWhoTheCallerIs(t *testing.T) {
 	g := NewWithT(t)
 	reviews := &stubReviews{}
 	k := New(WithTokenReview(reviews, "agent"))
-	h := k.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := k.Authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, ok := CallerFrom(r.Context())
 		g.Expect(ok).To(BeTrue())
 		_, _ = w.Write([]byte(c.Username))
@@ -94,7 +94,7 @@ func TestAuthenticateAnswersWhoTheCallerIs(t *testing.T) {
 func TestAnEmptyAudienceAcceptsNoToken(t *testing.T) {
 	g := NewWithT(t)
 	reviews := &stubReviews{}
-	h := New(WithTokenReview(reviews, "")).authenticate(http.NotFoundHandler())
+	h := New(WithTokenReview(reviews, "")).Authenticate(http.NotFoundHandler())
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Header.Set("Authorization", "Bearer good")
 	w := httptest.NewRecorder()

@@ -68,7 +68,7 @@ func NewServer(card *a2a.AgentCard, exec a2asrv.AgentExecutor, opts ...Option) *
 	}
 	protocol := func(h http.Handler) http.Handler { return h }
 	if k.reviews != nil {
-		protocol = k.authenticate
+		protocol = k.Authenticate
 	}
 	mux.Handle(a2asrv.WellKnownAgentCardPath, cards)
 	mux.Handle("POST "+JSONRPCPath+"{$}", protocol(a2asrv.NewJSONRPCHandler(h)))
