@@ -58,7 +58,8 @@ func main() {
 	flag.Int64Var(&o.Spend, "spend", 0, "units of -meter charged per task for the orchestrator's own planning")
 	flag.StringVar(&o.Meter, "meter", sample.DefaultMeter, "budget meter -spend is charged to")
 	audience := flag.String("token-audience", "",
-		"authenticate callers with TokenReview: their bearer token must be bound to this audience (the Agents' spec.auth.serviceAccountToken.audience); empty: no authentication")
+		"authenticate callers with TokenReview: their bearer token must be bound to this audience "+
+			"(the Agents' spec.auth.serviceAccountToken.audience); empty: no authentication")
 	operator := flag.String("operator", "",
 		"the operator's user name (system:serviceaccount:<namespace>:<name>): claims are proven only from it; needs -token-audience")
 	flag.Parse() // -kubeconfig is registered by controller-runtime
