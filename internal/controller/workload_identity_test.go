@@ -262,3 +262,16 @@ func TestAgentAuthIsValidatedAtAdmission(t *testing.T) {
 	})
 	g.Expect(k8sClient.Create(ctx, other)).To(Succeed(), "other headers go along with auth")
 }
+
+// An operator that does not know its own ServiceAccount sends nothing to
+// an Agent that asks for its token, and says why on the Agent.
+func TestAnOperatorWithoutItsServiceAccountSaysSoOnTheAgent(t *testing.T) {
+	e := setup(t)
+	agent := verifyingAgent(t, callerEcho{}, "agent-a", "system:serviceaccount:tether-system:tether")
+	e.createAgent("needs-token", agent.URL(), func(a *v1alpha1.Agent) {
+		a.Spec.Auth = &v1alpha1.AgentAuth{ServiceAccountToken: &v1alpha1.ServiceAccountTokenAuth{Audience: "agent-a"}}
+	})
+	e.g.Eventually(e.agentReady("needs-token"), eventually, tick).Should(And(
+		HaveField("Status", metav1.ConditionFalse),
+		HaveField("Message", ContainSubstring("does not know its own ServiceAccount"))))
+}
