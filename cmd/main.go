@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -69,6 +70,7 @@ type flags struct {
 	maxCallTimeout             time.Duration
 	agentConcurrency           int
 	pprofAddr                  string
+	saNamespace, saName        string
 	shards                     shard.Flags
 }
 
@@ -116,6 +118,10 @@ func parseFlags() (flags, zap.Options) {
 		"Cap on every A2A call's deadline, whatever the Agent's spec.requestTimeout asks.")
 	flag.IntVar(&f.agentConcurrency, "agent-concurrent-reconciles", 4, "Agents (card reads) reconciled at once.")
 	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler's HTTP endpoints (e.g. 127.0.0.1:6060); empty disables them.")
+	flag.StringVar(&f.saNamespace, "service-account-namespace", os.Getenv("POD_NAMESPACE"),
+		"Namespace of the operator's own ServiceAccount, whose tokens go to Agents with spec.auth.serviceAccountToken (default $POD_NAMESPACE).")
+	flag.StringVar(&f.saName, "service-account-name", os.Getenv("SERVICE_ACCOUNT_NAME"),
+		"The operator's own ServiceAccount (default $SERVICE_ACCOUNT_NAME; the chart sets both from the pod).")
 	f.shards.Bind(flag.CommandLine)
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -228,9 +234,14 @@ func run(f flags) error {
 			return fmt.Errorf("--agent-deny-own-addresses: %w", err)
 		}
 	}
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	connector := &agentio.Connector{
 		SecretReader: mgr.GetAPIReader(), DenyCIDRs: deny, AllowCIDRs: allow, OwnAddresses: own,
 		MaxResponseBytes: f.maxResponseBytes,
+		Tokens:           &agentio.ServiceAccountTokens{ServiceAccounts: core, Namespace: f.saNamespace, Name: f.saName},
 	}
 	recorder := mgr.GetEventRecorder("tether")
 	// One set of per-Agent pools for every call: card reads included.

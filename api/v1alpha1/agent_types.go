@@ -50,6 +50,38 @@ type AgentTLS struct {
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 }
 
+// AgentAuth says how the operator proves who it is to the agent.
+// +kubebuilder:validation:XValidation:rule="has(self.serviceAccountToken)",message="auth needs serviceAccountToken"
+type AgentAuth struct {
+	// serviceAccountToken sends a token of the operator's own
+	// ServiceAccount, bound to audience (the TokenRequest API), as
+	// "Authorization: Bearer <token>" on every request. The agent checks it
+	// with TokenReview (agentkit.WithTokenReview), so it knows the caller is
+	// the operator; a claim on a Delegation is then proven only from the
+	// operator's identity. The token is renewed before it expires.
+	// +optional
+	ServiceAccountToken *ServiceAccountTokenAuth `json:"serviceAccountToken,omitempty"`
+}
+
+// ServiceAccountTokenAuth is the audience and lifetime of the operator's
+// ServiceAccount token sent to one agent.
+type ServiceAccountTokenAuth struct {
+	// audience the token is bound to: the agent refuses a token bound to
+	// any other, so a token sent to one agent cannot be replayed at another
+	// of another audience. Usually the agent's own URL or name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Audience string `json:"audience"`
+	// expirationSeconds is the token's requested lifetime (TokenRequest's
+	// bounds: at least 600, here at most 86400). It is renewed at 80% of
+	// its lifetime.
+	// +kubebuilder:default=3600
+	// +kubebuilder:validation:Minimum=600
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+}
+
 // ConfigMapKeyRef names one key of a ConfigMap in the Agent's namespace.
 type ConfigMapKeyRef struct {
 	// name of the ConfigMap.
@@ -94,6 +126,7 @@ type AgentCardSignature struct {
 // AgentSpec describes an A2A endpoint.
 // +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.cardURL) || self.cardURL.startsWith('https://')",message="cardURL must be https when url is https"
 // +kubebuilder:validation:XValidation:rule="!self.url.startsWith('https://') || !has(self.allowedOrigins) || self.allowedOrigins.all(o, o.startsWith('https://'))",message="allowedOrigins must be https when url is https"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.headers) || self.headers.all(h, h.name.lowerAscii() != 'authorization')",message="an Authorization header cannot be set together with auth: auth.serviceAccountToken sends the Authorization header"
 type AgentSpec struct {
 	// url is the agent's base URL; its card is read from
 	// /.well-known/agent-card.json under it unless cardURL is set.
@@ -130,6 +163,10 @@ type AgentSpec struct {
 	// tls configures certificate verification.
 	// +optional
 	TLS *AgentTLS `json:"tls,omitempty"`
+	// auth makes the operator prove its identity to the agent. It sends
+	// the Authorization header itself, so headers may not name one too.
+	// +optional
+	Auth *AgentAuth `json:"auth,omitempty"`
 	// requestTimeout bounds each request to the agent.
 	// +kubebuilder:default="30s"
 	// +kubebuilder:validation:Type=string

@@ -8,8 +8,10 @@ package a2a
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -586,6 +588,46 @@ func TestListByContextUnsupportedAnswers(t *testing.T) {
 			_, err = c.ListByContext(context.Background(), "ctx")
 			g.Expect(errors.Is(err, ErrUnsupported)).To(BeTrue(), "%v", err)
 			g.Expect(IsRefused(err)).To(BeTrue())
+		})
+	}
+}
+
+// A bearer token source is asked before every request, over every binding,
+// and replaces an Authorization header; a token that cannot be had fails
+// the call before anything is sent (NotMade: it may be made again).
+func TestBearerTokenOnEveryCall(t *testing.T) {
+	for _, b := range allBindings {
+		t.Run(b, func(t *testing.T) {
+			g := NewWithT(t)
+			a := newTestAgent(t, b)
+			ep := a.endpoint()
+			ep.Headers = http.Header{"Authorization": {"Bearer static"}}
+			var asked atomic.Int32
+			var fail atomic.Bool
+			ep.BearerToken = func(context.Context) (string, error) {
+				if fail.Load() {
+					return "", errors.New("no token today")
+				}
+				return fmt.Sprintf("token-%d", asked.Add(1)), nil
+			}
+			c := dialAgent(t, g, a, ep)
+
+			task, err := c.Send(context.Background(), SendRequest{MessageID: "m-1", Text: "quick"})
+			g.Expect(err).NotTo(HaveOccurred())
+			eventuallyState(g, c, task.ID, StateCompleted)
+			requests := a.allRequests()
+			g.Expect(requests).NotTo(BeEmpty())
+			for _, r := range requests {
+				g.Expect(r.Header.Get("Authorization")).To(MatchRegexp(`^Bearer token-\d+$`), r.Path)
+			}
+			g.Expect(int(asked.Load())).To(BeNumerically(">=", len(requests)), "asked for every request")
+
+			fail.Store(true)
+			before := len(a.allRequests())
+			_, err = c.Send(context.Background(), SendRequest{MessageID: "m-2", Text: "quick"})
+			g.Expect(err).To(MatchError(ErrNoCredential))
+			g.Expect(Classify(err)).To(Equal(ClassNotMade), err.Error())
+			g.Expect(a.allRequests()).To(HaveLen(before), "nothing was sent")
 		})
 	}
 }

@@ -60,6 +60,7 @@ const (
 	ReasonInvalidResponse  = "InvalidResponse"
 	ReasonUnreachable      = "Unreachable"
 	ReasonTooManyTasks     = "TooManyTasks"
+	ReasonNoCredential     = "NoCredential"
 )
 
 // Failure classes returned by FailureClassOf.
@@ -247,6 +248,10 @@ func classify(op string, err error, status int, tooLarge bool) error {
 		return e
 	case errors.Is(err, ErrOriginNotAllowed):
 		e.Kind, e.Reason = KindRefused, ReasonOriginNotAllowed
+		return e
+	case errors.Is(err, ErrNoCredential):
+		// Nothing was sent: the call may be made again (ClassNotMade).
+		e.Reason, e.local = ReasonNoCredential, true
 		return e
 	case errors.Is(err, context.Canceled):
 		e.Reason = ReasonCanceled

@@ -104,7 +104,7 @@ func grpcDialOptions(ep Endpoint, rawURL string) (string, []grpc.DialOption, err
 		creds = credentials.NewTLS(at.settings.tls.Clone())
 	}
 	limit := min(maxResponseBytes(ep), math.MaxInt32)
-	calls := &grpcCalls{headers: headerMetadata(ep), timeout: hc.Timeout, limit: limit}
+	calls := &grpcCalls{headers: headerMetadata(ep), bearer: ep.BearerToken, timeout: hc.Timeout, limit: limit}
 	dialer := egressDialer(at.settings.egress)
 	return target, []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
@@ -142,6 +142,7 @@ func headerMetadata(ep Endpoint) metadata.MD {
 // records the outcome for classification.
 type grpcCalls struct {
 	headers     metadata.MD // secret values: never logged, never in errors
+	bearer      func(context.Context) (string, error)
 	timeout     time.Duration
 	limit       int64
 	lastDialErr atomic.Pointer[error]
@@ -165,19 +166,26 @@ func (g *grpcCalls) dialed(err error) {
 
 // withHeaders sets the endpoint's headers over whatever metadata a2a-go set
 // (the HTTP bindings replace same-named headers the same way).
-func (g *grpcCalls) withHeaders(ctx context.Context) context.Context {
+func (g *grpcCalls) withHeaders(ctx context.Context) (context.Context, error) {
 	traced := trace.SpanContextFromContext(ctx).IsValid()
-	if len(g.headers) == 0 && !traced {
-		return ctx
+	if len(g.headers) == 0 && !traced && g.bearer == nil {
+		return ctx, nil
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
 	md = md.Copy()
 	for k, vs := range g.headers {
 		md[k] = append([]string(nil), vs...)
 	}
+	if g.bearer != nil {
+		token, err := g.bearer(ctx)
+		if err != nil {
+			return ctx, fmt.Errorf("%w: %w", ErrNoCredential, err)
+		}
+		md.Set("authorization", "Bearer "+token)
+	}
 	// The call's trace context travels as gRPC metadata (traceparent).
 	otel.GetTextMapPropagator().Inject(ctx, metadataCarrier(md))
-	return metadata.NewOutgoingContext(ctx, md)
+	return metadata.NewOutgoingContext(ctx, md), nil
 }
 
 // metadataCarrier lets a propagator write gRPC metadata.
@@ -200,7 +208,10 @@ func (m metadataCarrier) Keys() []string {
 
 func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	ctx = g.withHeaders(ctx)
+	ctx, err := g.withHeaders(ctx)
+	if err != nil {
+		return err
+	}
 	if g.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, g.timeout)
@@ -209,7 +220,7 @@ func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc
 	if o := idsOnlyCallOption(ctx, reply); o != nil {
 		opts = append(opts, o)
 	}
-	err := invoker(ctx, method, req, reply, cc, opts...)
+	err = invoker(ctx, method, req, reply, cc, opts...)
 	callInfoFrom(ctx).setGRPC(g.outcome(err))
 	return err
 }
@@ -218,7 +229,11 @@ func (g *grpcCalls) unary(ctx context.Context, method string, req, reply any, cc
 // would cut a long subscription.
 func (g *grpcCalls) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 	streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return streamer(g.withHeaders(ctx), desc, cc, method, opts...)
+	ctx, err := g.withHeaders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return streamer(ctx, desc, cc, method, opts...)
 }
 
 // grpcOutcome is what one gRPC call ended with.

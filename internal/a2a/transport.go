@@ -49,6 +49,10 @@ func maxResponseBytes(ep Endpoint) int64 {
 // ErrResponseTooLarge matches (errors.Is) a response over the size bound.
 var ErrResponseTooLarge = errors.New("response exceeds the size limit")
 
+// ErrNoCredential matches (errors.Is) a request that was not sent because
+// its bearer token could not be had (Endpoint.BearerToken failed).
+var ErrNoCredential = errors.New("no credential for the agent")
+
 // ErrAnswerTooLarge matches (errors.Is) a successful answer (HTTP 2xx, or a
 // gRPC response message) over the size bound: the agent did answer, only the
 // answer could not be read. It also matches ErrResponseTooLarge.
@@ -123,6 +127,7 @@ func (ci *callInfo) wrap(op string, err error) error {
 type boundedTransport struct {
 	base    http.RoundTripper
 	headers http.Header // secret values: never logged, never in errors
+	bearer  func(context.Context) (string, error)
 	origins *originPolicy
 	max     int64
 }
@@ -134,13 +139,20 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, err
 	}
 	traced := trace.SpanContextFromContext(req.Context()).IsValid()
-	if len(t.headers) > 0 || traced {
+	if len(t.headers) > 0 || traced || t.bearer != nil {
 		req = req.Clone(req.Context())
 		for k, vs := range t.headers {
 			req.Header.Del(k)
 			for _, v := range vs {
 				req.Header.Add(k, v)
 			}
+		}
+		if t.bearer != nil {
+			token, err := t.bearer(req.Context())
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrNoCredential, err)
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		// W3C traceparent (and tracestate) of the call's span, so the
 		// agent's spans join the tree's trace.
@@ -258,7 +270,7 @@ func boundedHTTPClient(ep Endpoint, limit int64) (*http.Client, error) {
 		return nil, err
 	}
 	return &http.Client{
-		Transport:     &boundedTransport{base: rt, headers: ep.Headers.Clone(), origins: origins, max: limit},
+		Transport:     &boundedTransport{base: rt, headers: ep.Headers.Clone(), bearer: ep.BearerToken, origins: origins, max: limit},
 		Timeout:       base.Timeout,
 		Jar:           base.Jar,
 		CheckRedirect: origins.checkRedirect,

@@ -143,6 +143,12 @@ type Endpoint struct {
 	// Headers are added to every request (as metadata over gRPC); values
 	// are secrets: never log them.
 	Headers http.Header
+	// BearerToken, when set, is asked before every request for the token
+	// sent as "Authorization: Bearer <token>" (as metadata over gRPC): a
+	// credential that renews itself, such as the operator's ServiceAccount
+	// token. It replaces an Authorization header of Headers. Its value is a
+	// secret; an error fails the request before anything is sent.
+	BearerToken func(context.Context) (string, error)
 	// HTTPClient carries TLS settings, the egress policy and the timeout.
 	// Nil means a client built by NewHTTPClient with defaults. The gRPC
 	// binding applies the same settings (see grpc.go), which it can only read

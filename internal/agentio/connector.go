@@ -43,6 +43,9 @@ type Connector struct {
 	MaxResponseBytes int64
 	// ClientTTL is how long a client (and the Secret values in it) is reused.
 	ClientTTL time.Duration
+	// Tokens are the operator's own ServiceAccount tokens, sent to Agents
+	// with spec.auth.serviceAccountToken; nil refuses such Agents.
+	Tokens *ServiceAccountTokens
 
 	build   singleflight.Group
 	mu      sync.Mutex
@@ -98,12 +101,28 @@ func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant 
 			ep.Headers.Set(h.Name, string(v))
 		}
 	}
+	if a := agent.Spec.Auth; a != nil && a.ServiceAccountToken != nil {
+		ep.BearerToken = c.bearerToken(*a.ServiceAccountToken)
+	}
 	hc, err := a2a.NewHTTPClient(opts)
 	if err != nil {
 		return ep, err
 	}
 	ep.HTTPClient = hc
 	return ep, nil
+}
+
+// bearerToken asks for the token with every request: the cache in Tokens
+// makes that free until the token is due for renewal, and a client kept
+// for ClientTTL never sends an expired one.
+func (c *Connector) bearerToken(sa v1alpha1.ServiceAccountTokenAuth) func(context.Context) (string, error) {
+	var seconds int64
+	if sa.ExpirationSeconds != nil {
+		seconds = *sa.ExpirationSeconds
+	}
+	return func(ctx context.Context) (string, error) {
+		return c.Tokens.Token(ctx, sa.Audience, seconds)
+	}
 }
 
 // endpoint is Endpoint, reused for the Agent's generation within ClientTTL.

@@ -37,6 +37,7 @@ type claim struct {
 	key            types.NamespacedName
 	firstMessageID string // the task's first message
 	taskID         string
+	caller         string // the authenticated user who sent the message; "" when none
 	kit            *Kit
 }
 
@@ -76,6 +77,9 @@ func delegationOf(ec *a2asrv.ExecutorContext) (claim, bool) {
 		return claim{}, false
 	}
 	c := claim{key: types.NamespacedName{Namespace: ns, Name: name}, taskID: string(ec.TaskID)}
+	if u, ok := callerOf(ec.User); ok {
+		c.caller = u.Username
+	}
 	first := ec.Message
 	if ec.StoredTask != nil && len(ec.StoredTask.History) > 0 && ec.StoredTask.History[0] != nil {
 		first = ec.StoredTask.History[0]
@@ -90,6 +94,12 @@ func delegationOf(ec *a2asrv.ExecutorContext) (claim, bool) {
 // Delegation when the claim holds. A refusal wraps ErrClaimNotProven; other
 // errors are reads that failed and may be retried.
 func (cl claim) prove(ctx context.Context, c client.Reader) (*v1alpha1.Delegation, error) {
+	if reason := cl.fromOperator(); reason != "" {
+		// Refused before anything is read: a caller who is not the
+		// operator learns nothing about the Delegation, and writes no
+		// Event into its namespace.
+		return nil, cl.refused(reason)
+	}
 	d := &v1alpha1.Delegation{}
 	if err := c.Get(ctx, cl.key, d); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -124,6 +134,18 @@ func (cl claim) prove(ctx context.Context, c client.Reader) (*v1alpha1.Delegatio
 		cl.kit.warn(d, EventClaimNotProven, err.Error())
 	}
 	return nil, err
+}
+
+// fromOperator says why the message's sender may not make the claim (""
+// when it may): with WithOperator, only the operator's identity may.
+func (cl claim) fromOperator() string {
+	if cl.kit == nil || cl.kit.operator == "" || cl.caller == cl.kit.operator {
+		return ""
+	}
+	if cl.caller == "" {
+		return fmt.Sprintf("only the operator (%s) may name, and this message came from an unauthenticated caller", cl.kit.operator)
+	}
+	return fmt.Sprintf("only the operator (%s) may name, and this message came from %s", cl.kit.operator, cl.caller)
 }
 
 func (cl claim) refused(reason string) error {

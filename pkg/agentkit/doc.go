@@ -49,8 +49,24 @@ SPDX-License-Identifier: Apache-2.0
 // Kit has an event recorder (WithEventRecorder); a claim on a Delegation
 // sent elsewhere writes nothing into its namespace.
 //
+// # Workload identity
+//
+// With WithTokenReview the Server authenticates every protocol request:
+// its bearer token must pass the Kubernetes TokenReview API for the
+// agent's audience (the operator sends its ServiceAccount's token to
+// Agents with spec.auth.serviceAccountToken), else the request is refused
+// with HTTP 401. CallerFrom(ctx) is the caller; each caller's tasks are its
+// own. WithOperator then proves claims only from the operator:
+//
+//	reviews := kubernetes.NewForConfigOrDie(cfg).AuthenticationV1().TokenReviews()
+//	srv := agentkit.NewServer(card, myExecutor,
+//		agentkit.WithOrigins("http://orchestrator.agents:8080"),
+//		agentkit.WithTokenReview(reviews, "orchestrator.agents"),
+//		agentkit.WithOperator(agentkit.ServiceAccountUsername("tether-system", "tether")))
+//
 // The agent's identity needs get on delegations and agents, and create on
-// delegations, in the namespaces it works for. docs/security.md says why
+// delegations, in the namespaces it works for; with WithTokenReview also
+// create on tokenreviews (system:auth-delegator). docs/security.md says why
 // this check was chosen over signed tokens and what it leaves open.
 //
 // # Signed cards

@@ -53,6 +53,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return
 		}
 		ctx = withBudget(ctx, r.budget)
+		if c, ok := callerOf(ec.User); ok {
+			ctx = withCaller(ctx, c)
+		}
 		if d, ok := delegationOf(ec); ok {
 			d.kit = k
 			ctx = withDelegation(ctx, d)

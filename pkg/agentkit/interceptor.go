@@ -17,7 +17,8 @@ import (
 
 var leaseExtension = &a2a.AgentExtension{URI: tethera2a.LeaseExtensionURI}
 
-// Interceptor refuses bad extension metadata before anything starts, renews
+// Interceptor makes the caller authenticated by WithTokenReview the call's
+// user, refuses bad extension metadata before anything starts, renews
 // leases on GetTask calls that activate the lease extension once the task
 // was read (so only a caller that may read a task renews it), and stamps
 // the current lease expiry on every task it returns.
@@ -28,6 +29,11 @@ type interceptor struct{ kit *Kit }
 func (i *interceptor) Before(
 	ctx context.Context, callCtx *a2asrv.CallContext, req *a2asrv.Request,
 ) (context.Context, any, error) {
+	if c, ok := CallerFrom(ctx); ok {
+		// The task store keys tasks by this user: the caller's tasks are
+		// its own. The executor reads the caller back from it.
+		callCtx.User = c.asUser()
+	}
 	switch p := req.Payload.(type) {
 	case *a2a.SendMessageRequest:
 		if p == nil || p.Message == nil {

@@ -63,7 +63,8 @@ func WithEventRecorder(r events.EventRecorder) Option { return func(k *Kit) { k.
 // Kit implements the lease and budget extensions for an a2a-go server. Use
 // NewServer, or wire the parts into your own a2asrv handler: Executor wraps
 // the agent, Interceptor goes into a2asrv.WithCallInterceptors, Extensions
-// into the card, and Sweep runs next to the handler.
+// into the card, Sweep runs next to the handler, and with WithTokenReview
+// Authenticate wraps the protocol's HTTP handlers.
 type Kit struct {
 	maxTTL      time.Duration
 	leases      LeaseStore
@@ -75,6 +76,10 @@ type Kit struct {
 	origins     []string // normalised by Origin
 	recorder    events.EventRecorder
 	cardKey     *jose.JSONWebKey
+	reviews     TokenReviewer
+	audience    string
+	operator    string // the only caller whose claims are proven; "" for any
+	reviewed    reviewCache
 
 	mu      sync.Mutex
 	budgets map[a2a.TaskID]*Budget

@@ -66,10 +66,14 @@ func NewServer(card *a2a.AgentCard, exec a2asrv.AgentExecutor, opts ...Option) *
 	if k.cardKey != nil {
 		cards = signCards(cards, k.cardKey)
 	}
+	protocol := func(h http.Handler) http.Handler { return h }
+	if k.reviews != nil {
+		protocol = k.Authenticate
+	}
 	mux.Handle(a2asrv.WellKnownAgentCardPath, cards)
-	mux.Handle("POST "+JSONRPCPath+"{$}", a2asrv.NewJSONRPCHandler(h))
-	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(h)))
-	mux.Handle("POST "+LegacyRPCPath, a2av0.NewJSONRPCHandler(h))
+	mux.Handle("POST "+JSONRPCPath+"{$}", protocol(a2asrv.NewJSONRPCHandler(h)))
+	mux.Handle(RESTPath+"/", protocol(http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(h))))
+	mux.Handle("POST "+LegacyRPCPath, protocol(a2av0.NewJSONRPCHandler(h)))
 
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{Handler: withIncomingTrace(mux), Kit: k, RequestHandler: h, stop: stop}

@@ -56,6 +56,26 @@ func TestChartDefaultsGrantTheMarkerRulesClusterWide(t *testing.T) {
 	expectSecretsGetOnly(t, m)
 }
 
+// The operator may request tokens of its own ServiceAccount, and of no
+// other (workload identity), and learns its name from the pod.
+func TestChartGrantsTokensOfItsOwnServiceAccountOnly(t *testing.T) {
+	g := NewWithT(t)
+	for sa, set := range map[string][]string{"tether": nil, "custom": {"serviceAccount.name=custom"}} {
+		m := renderChart(t, set...)
+		role := decode[rbacv1.Role](t, m.one(t, "Role", "tether-serviceaccount-token"))
+		g.Expect(role.Namespace).To(Equal("tether-system"))
+		g.Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"},
+			ResourceNames: []string{sa}, Verbs: []string{"create"}}}), sa)
+		binding := decode[rbacv1.RoleBinding](t, m.one(t, "RoleBinding", "tether-serviceaccount-token"))
+		g.Expect(binding.Subjects).To(ConsistOf(rbacv1.Subject{Kind: "ServiceAccount", Name: sa, Namespace: "tether-system"}))
+		pod := decode[appsv1.Deployment](t, m.one(t, "Deployment", "tether")).Spec.Template.Spec
+		g.Expect(pod.ServiceAccountName).To(Equal(sa))
+		g.Expect(pod.Containers[0].Env).To(ContainElements(
+			And(HaveField("Name", "POD_NAMESPACE"), HaveField("ValueFrom.FieldRef.FieldPath", "metadata.namespace")),
+			And(HaveField("Name", "SERVICE_ACCOUNT_NAME"), HaveField("ValueFrom.FieldRef.FieldPath", "spec.serviceAccountName"))))
+	}
+}
+
 func TestChartWatchNamespacesGrantsRolesOnly(t *testing.T) {
 	g := NewWithT(t)
 	m := renderChart(t, "watchNamespaces={team-a,team-b}")

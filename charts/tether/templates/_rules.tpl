@@ -200,3 +200,14 @@
   - create
   - patch
 {{- end }}
+
+{{- define "tether.rules.serviceaccount_token_role" }}
+- apiGroups:
+  - ""
+  resources:
+  - serviceaccounts/token
+  resourceNames:
+  - tether-controller-manager
+  verbs:
+  - create
+{{- end }}

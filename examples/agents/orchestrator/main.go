@@ -36,6 +36,7 @@ import (
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
@@ -56,6 +57,11 @@ func main() {
 	flag.DurationVar(&o.ChildTimeout, "child-timeout", 0, "wall-clock limit of each child; 0 for none")
 	flag.Int64Var(&o.Spend, "spend", 0, "units of -meter charged per task for the orchestrator's own planning")
 	flag.StringVar(&o.Meter, "meter", sample.DefaultMeter, "budget meter -spend is charged to")
+	audience := flag.String("token-audience", "",
+		"authenticate callers with TokenReview: their bearer token must be bound to this audience "+
+			"(the Agents' spec.auth.serviceAccountToken.audience); empty: no authentication")
+	operator := flag.String("operator", "",
+		"the operator's user name (system:serviceaccount:<namespace>:<name>): claims are proven only from it; needs -token-audience")
 	flag.Parse() // -kubeconfig is registered by controller-runtime
 
 	scheme := runtime.NewScheme()
@@ -77,8 +83,19 @@ func main() {
 	if own == "" {
 		own = "http://" + *listen
 	}
-	srv := agentkit.NewServer(sample.OrchestratorCard(*name), o, agentkit.WithLogger(log),
-		agentkit.WithOrigins(strings.Split(own, ",")...))
+	opts := []agentkit.Option{agentkit.WithLogger(log), agentkit.WithOrigins(strings.Split(own, ",")...)}
+	if *audience != "" {
+		core, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			log.Error("building client failed", "error", err)
+			os.Exit(1)
+		}
+		opts = append(opts, agentkit.WithTokenReview(core.AuthenticationV1().TokenReviews(), *audience))
+	}
+	if *operator != "" {
+		opts = append(opts, agentkit.WithOperator(*operator))
+	}
+	srv := agentkit.NewServer(sample.OrchestratorCard(*name), o, opts...)
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -143,6 +143,16 @@ export function claimRefusal(
   return { reason, sentHere };
 }
 
+/**
+ * Step 0: why the message's sender may not make the claim ("" when it
+ * may): with the kit's operator option, only the operator's identity may.
+ */
+export function callerRefusal(claim: DelegationClaim, operator: string | undefined): string {
+  if (!operator || claim.caller === operator) return '';
+  const from = claim.caller ? claim.caller : 'an unauthenticated caller';
+  return `only the operator (${operator}) may name, and this message came from ${from}`;
+}
+
 /** Throws ClaimNotProvenError unless the claim holds on what was read. */
 export function verifyClaim(
   claim: DelegationClaim,

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiException, CustomObjectsApi, EventsV1Api, KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 
 import type { Meters } from './budget.js';
-import { ClaimNotProvenError, claimRefusal, type ClaimedAgent, type ClaimedDelegation } from './claim.js';
+import { ClaimNotProvenError, callerRefusal, claimRefusal, type ClaimedAgent, type ClaimedDelegation } from './claim.js';
 import { currentTask, type TaskScope } from './scope.js';
 
 const GROUP = 'delegation.tether.dev';
@@ -125,12 +125,16 @@ async function getOrNone<T>(read: () => Promise<T>): Promise<T | undefined> {
 }
 
 /**
- * Steps 2 to 4 of the claim check: reads the claimed Delegation and its
+ * Steps 0 and 2 to 4 of the claim check: reads the claimed Delegation and its
  * Agent, and returns the Delegation when the claim holds.
  */
 async function prove(kc: KubeConfig, scope: TaskScope): Promise<DelegationObject> {
   const claim = scope.delegation!;
   const what = `${claim.namespace}/${claim.name}`;
+  // Step 0, before anything is read: a caller who is not the operator
+  // learns nothing about the Delegation and writes no Event.
+  const notOperator = callerRefusal(claim, scope.operator);
+  if (notOperator !== '') throw new ClaimNotProvenError(`the task is not the named Delegation's: it claims Delegation ${what}, which ${notOperator}`);
   let d: DelegationObject | undefined;
   let agent: ClaimedAgent | undefined;
   try {

@@ -18,6 +18,7 @@ import type { Kit } from './kit.js';
 import { leaseGrantMeta, type Lease } from './lease.js';
 import { runInScope, type TaskScope } from './scope.js';
 import { delegationOf } from './claim.js';
+import { callerOf } from './caller.js';
 
 /**
  * An AgentExecutor the kit wraps. It is the SDK's interface with the task's
@@ -263,8 +264,11 @@ export class KitExecutor implements AgentExecutor {
         return;
       }
       const scope: TaskScope = { taskId, contextId, budget, origins: kit.origins, recordEvents: kit.recordEvents, signal: run.abort.signal };
+      const caller = callerOf(requestContext.context?.user);
+      if (caller) scope.caller = caller;
+      if (kit.operator) scope.operator = kit.operator;
       const claim = delegationOf(requestContext);
-      if (claim) scope.delegation = claim;
+      if (claim) scope.delegation = { ...claim, caller: caller?.username };
       const work = runInScope(scope, () => this.inner.execute(requestContext, busFor(run), scope));
       work.catch(() => {}); // its outcome is read below; a late rejection after a stop is not unhandled
       try {

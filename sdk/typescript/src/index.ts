@@ -22,6 +22,7 @@ export { KitRequestHandler } from './handler.js';
 export { Kit, type KitOptions, type Logger } from './kit.js';
 export {
   ClaimNotProvenError,
+  callerRefusal,
   claimRefusal,
   messageIdOf,
   origin,
@@ -30,6 +31,16 @@ export {
   type ClaimedAgent,
   type ClaimedDelegation,
 } from './claim.js';
+export {
+  AuthenticatedCaller,
+  callerOf,
+  kubeTokenReviewer,
+  serviceAccountUsername,
+  tokenReviewMiddleware,
+  userBuilder,
+  type Caller,
+  type TokenReviewer,
+} from './caller.js';
 export { JSONRPC_PATH, LEGACY_JSONRPC_PATH, REST_PATH, serve, type Binding, type ServeOptions, type Served } from './server.js';
 export {
   CARD_SIGNATURE_ALGORITHMS,

@@ -12,6 +12,7 @@ import { KitRequestHandler } from './handler.js';
 import { leaseRequest, MemoryLeaseStore, type Lease, type LeaseStore } from './lease.js';
 import { asObject } from './meta.js';
 import { originsOf } from './claim.js';
+import type { TokenReviewer } from './caller.js';
 
 /** Where the kit writes what it does; console by default. */
 export interface Logger {
@@ -40,6 +41,21 @@ export interface KitOptions {
    * create on events.k8s.io events. Default false.
    */
   recordEvents?: boolean;
+  /**
+   * Authenticate every protocol request with the Kubernetes TokenReview API
+   * (serve() refuses others with HTTP 401; the card stays public): its
+   * bearer token must be valid for audience. reviewer defaults to one on
+   * KubeConfig.loadFromDefault(); the agent's identity needs create on
+   * tokenreviews (system:auth-delegator). The caller is scope.caller.
+   */
+  tokenReview?: { audience: string; reviewer?: TokenReviewer };
+  /**
+   * The operator's identity (its ServiceAccount's user name, see
+   * serviceAccountUsername): delegate() then proves a claim only for a
+   * message the operator sent. Use with tokenReview, else no caller is
+   * authenticated and no claim is proven.
+   */
+  operator?: string;
   /** The clock, in milliseconds since the epoch (tests move it). */
   now?: () => number;
   logger?: Logger;
@@ -65,6 +81,7 @@ export class Kit {
   /** The agent's own origins, normalised as the claim check compares them. */
   origins: string[];
   readonly recordEvents: boolean;
+  readonly operator: string | undefined;
 
   private readonly budgets = new Map<string, Budget>();
   private readonly contexts = new Map<string, string>();
@@ -77,6 +94,7 @@ export class Kit {
     this.logger = opts.logger ?? consoleLogger;
     this.origins = originsOf(opts.origins ?? []);
     this.recordEvents = opts.recordEvents ?? false;
+    this.operator = opts.operator || undefined;
   }
 
   /**

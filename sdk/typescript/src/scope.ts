@@ -4,6 +4,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { Budget } from './budget.js';
+import type { Caller } from './caller.js';
 
 /**
  * What a task says about the Delegation that sent it, with the ids that can
@@ -18,6 +19,8 @@ export interface DelegationClaim {
   /** The id of the task's first message. */
   messageId: string;
   taskId: string;
+  /** The authenticated user who sent the message; undefined when none. */
+  caller?: string;
 }
 
 /** What the kit gives an executor for one task. */
@@ -26,6 +29,10 @@ export interface TaskScope {
   contextId: string;
   /** The task's budget: charge it before spending. */
   budget: Budget;
+  /** Who sent the message, when the kit authenticated them (tokenReview). */
+  caller?: Caller;
+  /** The operator's identity: claims are proven only from it (the kit's operator option). */
+  operator?: string;
   /** The Delegation the task came from, as its message claims; undefined when none. */
   delegation?: DelegationClaim;
   /**

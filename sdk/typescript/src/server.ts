@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import type { AgentCard } from '@a2a-js/sdk';
 import { DefaultRequestHandler, InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
-import express from 'express';
+import { KubeConfig } from '@kubernetes/client-node';
+import express, { type RequestHandler } from 'express';
 import type { JWK } from 'jose';
 
 import { signCard } from './cardsign.js';
@@ -16,6 +17,7 @@ import type { KitAgentExecutor } from './executor.js';
 import { Kit, type KitOptions } from './kit.js';
 import type { KitRequestHandler } from './handler.js';
 import { originsOf } from './claim.js';
+import { kubeTokenReviewer, tokenReviewMiddleware, userBuilder as callerUserBuilder } from './caller.js';
 
 /** Paths the bindings are served on, relative to the base URL. */
 export const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -130,15 +132,26 @@ export async function serve(
     }
   }
   const handler = kit.requestHandler(new DefaultRequestHandler(full, opts.taskStore ?? new InMemoryTaskStore(), kit.executor(exec)));
-  const userBuilder = UserBuilder.noAuthentication;
+  let userBuilder: UserBuilder = UserBuilder.noAuthentication;
+  const protocol: RequestHandler[] = [];
+  if (opts.tokenReview) {
+    const { audience, reviewer } = opts.tokenReview;
+    const kc = () => {
+      const c = new KubeConfig();
+      c.loadFromDefault();
+      return c;
+    };
+    protocol.push(tokenReviewMiddleware(reviewer ?? kubeTokenReviewer(kc()), audience, kit.now));
+    userBuilder = callerUserBuilder;
+  }
   // A caller that names no A2A-Version gets the 0.3-shaped card when 0.3 is
   // served. Its signatures cover the 1.0 card, which a 1.0 caller reads.
   const legacyCompat = { enabled: bindings.includes('jsonrpc-0.3') };
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, legacyCompat }));
-  if (bindings.includes('jsonrpc')) app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder }));
-  if (bindings.includes('rest')) app.use(REST_PATH, restHandler({ requestHandler: handler, userBuilder }));
+  if (bindings.includes('jsonrpc')) app.use(JSONRPC_PATH, ...protocol, jsonRpcHandler({ requestHandler: handler, userBuilder }));
+  if (bindings.includes('rest')) app.use(REST_PATH, ...protocol, restHandler({ requestHandler: handler, userBuilder }));
   if (bindings.includes('jsonrpc-0.3')) {
-    app.use(LEGACY_JSONRPC_PATH, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
+    app.use(LEGACY_JSONRPC_PATH, ...protocol, jsonRpcHandler({ requestHandler: handler, userBuilder, legacyCompat: { enabled: true } }));
   }
   const stopSweep = kit.sweep(handler);
 
