@@ -17,7 +17,8 @@ import (
 )
 
 // The conformance check (kubectl tether check-agent) against the TypeScript
-// agentkit's sample: every check passes, the lease and budget ones included.
+// agentkit's sample: every check passes, the lease and budget ones included
+// (push notifications are not advertised; the card is not signed).
 func TestCheckAgentPassesTheTSAgentkitSample(t *testing.T) {
 	requireAgents(t)
 	t.Parallel()
@@ -29,9 +30,12 @@ func TestCheckAgentPassesTheTSAgentkitSample(t *testing.T) {
 	for _, r := range rep.Results {
 		t.Logf("%-34s %-6s %-14s %s", r.ID, r.Level, r.Status, r.Seen)
 	}
-	g.Expect(rep.Failed(conformance.Must)).To(BeEmpty())
+	g.Expect(rep.Verdict.Conformant).To(BeTrue(), rep.Verdict.Reason)
 	for _, r := range rep.Results {
-		g.Expect(r.Status).To(Equal(conformance.Pass), "%s: %s", r.ID, r.Seen)
+		if r.ID == conformance.CheckCardSignature {
+			continue // a SHOULD: the sample's card is not signed
+		}
+		g.Expect(r.Status).To(BeElementOf(conformance.Pass, conformance.NotAdvertised), "%s: %s", r.ID, r.Seen)
 	}
 	got := map[string]bool{}
 	for _, r := range rep.Results {
