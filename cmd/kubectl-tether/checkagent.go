@@ -138,7 +138,8 @@ func (f *checkAgentFlags) validate(args []string) error {
 	case len(args) == 1 && f.url != "":
 		return usagef("name an Agent or give --url, not both")
 	case len(args) == 1 && (f.cardURL != "" || len(f.allowedOrigins) > 0 || len(f.headers) > 0 || f.insecure || f.cardKeys != "" || f.requireSig):
-		return usagef("--card-url, --allowed-origin, --header, --insecure-skip-tls-verify-agent, --card-keys and --require-signature go with --url; an Agent brings its own")
+		return usagef("--card-url, --allowed-origin, --header, --insecure-skip-tls-verify-agent, --card-keys and --require-signature " +
+			"go with --url; an Agent brings its own")
 	case f.pushURL != "" && f.pushListen == "":
 		return usagef("--push-url needs --push-listen (where the receiver listens)")
 	case f.output != "" && f.output != formatJSON && f.output != formatYAML:

@@ -128,7 +128,8 @@ func (r *runner) checkSubscribe(ctx context.Context) {
 		case !ok && end == "":
 			// Only a task that did end must say so on its stream.
 			if got, err := r.get(ctx, r.main, t.ID); err == nil && !got.State.Terminal() {
-				r.record(id, what, Must, NotRun, "task %s followed, but it was still %s %v after CancelTask (see %s)", t.ID, got.State, r.opts.Within, CheckCancelWorking)
+				r.record(id, what, Must, NotRun, "task %s followed, but it was still %s %v after CancelTask (see %s)",
+					t.ID, got.State, r.opts.Within, CheckCancelWorking)
 				return
 			}
 			r.record(id, what, Must, Fail, "task %s ended; its stream sent no terminal state within %v of CancelTask (%d events)", t.ID, r.opts.Within, n)

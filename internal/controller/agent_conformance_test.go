@@ -150,7 +150,8 @@ func TestConformantConditionOnlyWhenAskedFor(t *testing.T) {
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(delegation.ReasonMustFailed), c.Message)
-		g.Expect(c.Message).To(HavePrefix("failed: " + conformance.CheckCancelWorking + "; " + conformance.CheckCancelWorking + " failed: "), "the first failure is named with what was seen")
+		// The first failure is named with what was seen.
+		g.Expect(c.Message).To(HavePrefix("failed: " + conformance.CheckCancelWorking + "; " + conformance.CheckCancelWorking + " failed: "))
 	}).WithTimeout(90 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	// An agent that answers only with messages is not Conformant, and the
 	// condition says why.
