@@ -22,7 +22,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/go-jose/go-jose/v4"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
 	tether "github.com/tether-dev/tether/internal/a2a"
 	"github.com/tether-dev/tether/internal/conformance"
 )
@@ -57,22 +60,11 @@ func TestCheckAgentSaysAMessageOnlyAgentIsNotConformant(t *testing.T) {
 	g.Expect(p.stdout).To(ContainSubstring("not conformant: " + conformance.MessageOnlyReason))
 }
 
-// The card's signature is checked with --card-keys; --require-signature
-// makes an unsigned card a MUST failure.
-func TestCheckAgentChecksTheCardSignature(t *testing.T) {
-	g := NewWithT(t)
-	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	g.Expect(err).NotTo(HaveOccurred())
-	key := &jose.JSONWebKey{Key: k, KeyID: "kit-1", Algorithm: string(jose.ES256), Use: "sig"}
-	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{key.Public()}})
-	g.Expect(err).NotTo(HaveOccurred())
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	g.Expect(os.WriteFile(keysFile, set, 0o600)).To(Succeed())
-
-	unsigned := sampleWorker(t, "")
-	signed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := http.Get(unsigned + r.URL.Path)
+// signedCardOf serves the agent at url with its card signed by key (its
+// interfaces stay at url's origin).
+func signedCardOf(t *testing.T, url string, key *jose.JSONWebKey) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(url + r.URL.Path)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -88,9 +80,32 @@ func TestCheckAgentChecksTheCardSignature(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	}))
-	t.Cleanup(signed.Close)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
 
-	p := runPlugin([]string{"check-agent", "--url", signed.URL, "--checks", "card", "--card-keys", keysFile, "--require-signature",
+func testSigningKey(t *testing.T) (*jose.JSONWebKey, []byte) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	key := &jose.JSONWebKey{Key: k, KeyID: "kit-1", Algorithm: string(jose.ES256), Use: "sig"}
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{key.Public()}})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return key, set
+}
+
+// The card's signature is checked with --card-keys; --require-signature
+// makes an unsigned card a MUST failure.
+func TestCheckAgentChecksTheCardSignature(t *testing.T) {
+	g := NewWithT(t)
+	t.Setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+	key, set := testSigningKey(t)
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
+	g.Expect(os.WriteFile(keysFile, set, 0o600)).To(Succeed())
+
+	unsigned := sampleWorker(t, "")
+	signed := signedCardOf(t, unsigned, key)
+
+	p := runPlugin([]string{"check-agent", "--url", signed, "--checks", "card", "--card-keys", keysFile, "--require-signature",
 		"--allowed-origin", unsigned}, nil)
 	g.Expect(p.stdout).To(MatchRegexp(`card\.signature\s+CARD-SIGN-001,CARD-SIGN-002\s+MUST\s+pass\s+signed by key "kit-1"`))
 
@@ -101,4 +116,33 @@ func TestCheckAgentChecksTheCardSignature(t *testing.T) {
 	p = runPlugin([]string{"check-agent", "--url", unsigned, "--checks", "card"}, nil)
 	g.Expect(p.code).To(Equal(exitOK), p.stderr)
 	g.Expect(p.stdout).To(MatchRegexp(`card\.signature\s+\S+\s+SHOULD\s+fail\s+the card is not signed`))
+}
+
+// By Agent name, the key set is the Agent's (spec.cardSignature.keys, read
+// as the operator reads it) and the signature is a MUST when it is required.
+func TestClusterCheckAgentUsesTheAgentsCardKeys(t *testing.T) {
+	startAPIServer(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := apiServer.client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "check-agent-sig-"}}
+	g.Expect(c.Create(ctx, ns)).To(Succeed())
+	key, set := testSigningKey(t)
+	g.Expect(c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "card-keys", Namespace: ns.Name},
+		Data: map[string]string{"jwks.json": string(set)}})).To(Succeed())
+	unsigned := sampleWorker(t, "")
+	sig := &v1alpha1.AgentCardSignature{Required: true,
+		Keys: v1alpha1.CardKeys{ConfigMapKeyRef: &v1alpha1.ConfigMapKeyRef{Name: "card-keys", Key: "jwks.json"}}}
+	for name, url := range map[string]string{"signed": signedCardOf(t, unsigned, key), "unsigned": unsigned} {
+		g.Expect(c.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns.Name},
+			Spec: v1alpha1.AgentSpec{URL: url, AllowedOrigins: []string{unsigned}, CardSignature: sig}})).To(Succeed())
+	}
+
+	p := kubectlTether(ns.Name, "check-agent", "signed", "--checks", "card")
+	g.Expect(p.code).To(Equal(exitOK), p.stdout+p.stderr)
+	g.Expect(p.stdout).To(MatchRegexp(`card\.signature\s+\S+\s+MUST\s+pass\s+signed by key "kit-1"`))
+
+	p = kubectlTether(ns.Name, "check-agent", "unsigned", "--checks", "card")
+	g.Expect(p.code).To(Equal(exitNotConformant), p.stdout+p.stderr)
+	g.Expect(p.stderr).To(ContainSubstring(conformance.CheckCardSignature + " failed: the card is not signed"))
 }
