@@ -126,6 +126,10 @@ func TestCheckerNamesAnAgentThatCannotList(t *testing.T) {
 	g.Expect(res.Status).To(Equal(Fail))
 	g.Expect(res.Level).To(Equal(Should))
 	g.Expect(res.Seen).To(ContainSubstring("cannot list"))
+	// The history rule of a listing the agent does not give is moot, not
+	// a MUST left unrun.
+	hist, _ := rep.Result(CheckListHistory)
+	g.Expect(hist.Status).To(Equal(NotAdvertised), hist.Seen)
 }
 
 // closedPort is a loopback port nothing listens on.

@@ -228,13 +228,16 @@ func (r *runner) checkList(ctx context.Context) {
 	tasks, err := r.main.ProbeList(ctx, q.ctxID, 8)
 	r.sawErr(err)
 	if err != nil {
-		status := Fail
 		seen := describeErr(err)
+		// An agent that does not list tasks for this caller breaks the
+		// SHOULD; the history rule of a listing it does not give is moot.
+		history, historySeen := NotRun, "ListTasks did not answer"
 		if errors.Is(err, a2a.ErrCannotList) {
 			seen = "this caller cannot list: " + seen + "; tether cannot adopt a task whose send answer was lost"
+			history, historySeen = NotAdvertised, "the agent does not list tasks for this caller (see "+CheckListByContext+")"
 		}
-		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, status, "%s", seen)
-		r.record(CheckListHistory, coreTitles[CheckListHistory], Must, NotRun, "ListTasks did not answer")
+		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, Fail, "%s", seen)
+		r.record(CheckListHistory, coreTitles[CheckListHistory], Must, history, "%s", historySeen)
 		return
 	}
 	for _, t := range tasks {
