@@ -6,10 +6,14 @@ SPDX-License-Identifier: Apache-2.0
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -88,6 +92,12 @@ func (stubbornExecutor) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Se
 // a2aGoAgent serves an executor on a2a-go's default handler over JSON-RPC,
 // its card declaring caps.
 func a2aGoAgent(t *testing.T, exec a2asrv.AgentExecutor, caps a2a.AgentCapabilities, opts ...a2asrv.RequestHandlerOption) string {
+	return a2aGoAgentBehind(t, nil, exec, caps, opts...)
+}
+
+// a2aGoAgentBehind is a2aGoAgent with its JSON-RPC endpoint wrapped.
+func a2aGoAgentBehind(t *testing.T, wrap func(http.Handler) http.Handler, exec a2asrv.AgentExecutor, caps a2a.AgentCapabilities,
+	opts ...a2asrv.RequestHandlerOption) string {
 	h := a2asrv.NewHandler(exec, append([]a2asrv.RequestHandlerOption{a2asrv.WithLogger(quietLog)}, opts...)...)
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
@@ -96,7 +106,11 @@ func a2aGoAgent(t *testing.T, exec a2asrv.AgentExecutor, caps a2a.AgentCapabilit
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(hs.URL+"/", a2a.TransportProtocolJSONRPC)},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
 	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
-	mux.Handle("POST /{$}", a2asrv.NewJSONRPCHandler(h))
+	rpc := a2asrv.NewJSONRPCHandler(h)
+	if wrap != nil {
+		rpc = wrap(rpc)
+	}
+	mux.Handle("POST /{$}", rpc)
 	return hs.URL
 }
 
@@ -215,4 +229,38 @@ func TestCheckerReportsTheCardSignature(t *testing.T) {
 			}
 		})
 	}
+}
+
+// updateFirst answers SubscribeToTask with a status update first, not the
+// task (STREAM-SUB-001 broken); every other call goes to the agent.
+func updateFirst(agent http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var call struct {
+			ID     any            `json:"id"`
+			Method string         `json:"method"`
+			Params map[string]any `json:"params"`
+		}
+		if json.Unmarshal(body, &call) != nil || call.Method != "SubscribeToTask" {
+			agent.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, state := range []string{"TASK_STATE_WORKING", "TASK_STATE_CANCELED"} {
+			ev, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": call.ID, "result": map[string]any{
+				"statusUpdate": map[string]any{"taskId": call.Params["id"], "contextId": "c", "status": map[string]any{"state": state}}}})
+			_, _ = fmt.Fprintf(w, "data: %s\n\n", ev)
+		}
+	})
+}
+
+func TestCheckerFailsAStreamThatDoesNotStartWithTheTask(t *testing.T) {
+	g := NewWithT(t)
+	url := a2aGoAgentBehind(t, updateFirst, stockExecutor{}, a2a.AgentCapabilities{Streaming: true})
+	rep := runCheck(t, g, Options{Endpoint: tether.Endpoint{URL: url}, Groups: []string{GroupCore}, Within: 3 * time.Second})
+	res, _ := rep.Result(CheckSubscribe)
+	g.Expect(res.Status).To(Equal(Fail), res.Seen)
+	g.Expect(res.Seen).To(ContainSubstring("the first event was a status update Working"))
+	g.Expect(rep.Verdict.Conformant).To(BeFalse())
 }
