@@ -4,11 +4,14 @@ SPDX-License-Identifier: Apache-2.0
 */
 
 // Package conformance checks an A2A agent against what tether asks of it
-// (kubectl tether check-agent): the core calls on every binding its card
-// lists, cancellation reaching the task, look-up by context, history bounds,
+// (kubectl tether check-agent): the card and its signature, the core calls
+// on every binding its card lists, cancellation reaching the task,
+// SubscribeToTask and push delivery when the card declares them, the refusal
+// of an A2A version it does not serve, look-up by context, history bounds,
 // and the lease and budget extensions (docs/extensions.md) when the card
-// declares them. The wire is internal/a2a's; this package only decides what
-// to send and whether the answers keep the rules.
+// declares them. An agent is conformant only when every MUST that applies
+// ran and passed (Judge). The wire is internal/a2a's; this package only
+// decides what to send and whether the answers keep the rules.
 package conformance
 
 import (
