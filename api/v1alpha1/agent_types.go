@@ -250,6 +250,23 @@ type AgentConformanceStatus struct {
 	// +kubebuilder:validation:items:MaxLength=128
 	// +optional
 	Failed []string `json:"failed,omitempty"`
+	// notRun are the ids of the MUST checks that applied but could not run
+	// (the first 32): the agent answered with a message, refused the send or
+	// never reached the state the check needs. The agent is Conformant only
+	// when every MUST ran and passed.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=128
+	// +optional
+	NotRun []string `json:"notRun,omitempty"`
+	// messageOnly is set when the agent answered every task with a message:
+	// tether cannot follow its work.
+	// +optional
+	MessageOnly bool `json:"messageOnly,omitempty"`
+	// verdict says why the agent is or is not conformant: the first MUST
+	// that failed or did not run, and what the check saw.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Verdict string `json:"verdict,omitempty"`
 	// summary counts the results, or says why the check could not run.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
@@ -340,8 +357,8 @@ type AgentStatus struct {
 	// +optional
 	Conformance *AgentConformanceStatus `json:"conformance,omitempty"`
 	// conditions: Ready is True when the card was read and an interface
-	// chosen; Conformant (only with spec.conformance.check) is True when the
-	// last conformance check passed every MUST.
+	// chosen; Conformant (only with spec.conformance.check) is True when
+	// every MUST of the last conformance check ran and passed.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8

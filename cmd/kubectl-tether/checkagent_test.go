@@ -74,9 +74,10 @@ func TestCheckAgentByURLPrintsTheTableAndJSON(t *testing.T) {
 
 	p := runPlugin([]string{"check-agent", "--url", url, "--checks", "card,core"}, nil)
 	g.Expect(p.code).To(Equal(exitOK), p.stderr)
-	g.Expect(p.stdout).To(MatchRegexp(`CHECK\s+LEVEL\s+RESULT\s+SEEN`))
-	g.Expect(p.stdout).To(MatchRegexp(`cancel\.working-task\s+MUST\s+pass\s+task \S+ canceled`))
-	g.Expect(p.stdout).To(ContainSubstring("0 fail (0 MUST)"))
+	g.Expect(p.stdout).To(MatchRegexp(`CHECK\s+TCK\s+LEVEL\s+RESULT\s+SEEN`))
+	g.Expect(p.stdout).To(MatchRegexp(`cancel\.working-task\s+CORE-CANCEL-001\s+MUST\s+pass\s+task \S+ canceled`))
+	g.Expect(p.stdout).To(MatchRegexp(`\d+ fail \(0 MUST\), 0 not run \(0 MUST\)`))
+	g.Expect(p.stdout).To(ContainSubstring("\nconformant: all "))
 
 	p = runPlugin([]string{"check-agent", "--url", url, "--checks", "card", "-o", "json"}, nil)
 	g.Expect(p.code).To(Equal(exitOK), p.stderr)
@@ -84,7 +85,9 @@ func TestCheckAgentByURLPrintsTheTableAndJSON(t *testing.T) {
 	g.Expect(json.Unmarshal([]byte(p.stdout), &rep)).To(Succeed())
 	g.Expect(rep.Agent).To(Equal("worker"))
 	g.Expect(rep.Results).To(ContainElement(SatisfyAll(
-		HaveField("ID", conformance.CheckCardParses), HaveField("Level", conformance.Must), HaveField("Status", conformance.Pass))))
+		HaveField("ID", conformance.CheckCardParses), HaveField("TCK", ConsistOf("CARD-DISC-001")),
+		HaveField("Level", conformance.Must), HaveField("Status", conformance.Pass))))
+	g.Expect(rep.Verdict.Conformant).To(BeTrue())
 }
 
 func TestCheckAgentExitsNonZeroOnAMustFailure(t *testing.T) {
@@ -107,8 +110,7 @@ func TestCheckAgentExitsNonZeroOnAMustFailure(t *testing.T) {
 
 	p := runPlugin([]string{"check-agent", "--url", hs.URL, "--checks", "card", "-o", "yaml"}, nil)
 	g.Expect(p.code).To(Equal(exitNotConformant), p.stderr)
-	g.Expect(p.stderr).To(ContainSubstring("the agent failed"))
-	g.Expect(p.stderr).To(ContainSubstring(conformance.CheckCardOrigins))
+	g.Expect(p.stderr).To(ContainSubstring("the agent is not conformant: " + conformance.CheckCardOrigins + " failed"))
 	g.Expect(p.stdout).To(ContainSubstring("status: fail"))
 }
 
@@ -132,13 +134,13 @@ func TestClusterCheckAgentByName(t *testing.T) {
 
 	p := kubectlTether(ns.Name, "check-agent", "worker", "--checks", "card")
 	g.Expect(p.code).To(Equal(exitOK), p.stdout+p.stderr)
-	g.Expect(p.stdout).To(MatchRegexp(`card\.parses\s+MUST\s+pass`))
+	g.Expect(p.stdout).To(MatchRegexp(`card\.parses\s+CARD-DISC-001\s+MUST\s+pass`))
 	g.Expect(p.stdout).NotTo(ContainSubstring("s3cret"))
 
 	// The same agent by --url without the header is refused at the card.
 	p = kubectlTether(ns.Name, "check-agent", "--url", url, "--checks", "card")
 	g.Expect(p.code).To(Equal(exitNotConformant), p.stdout+p.stderr)
-	g.Expect(p.stdout).To(MatchRegexp(`card\.parses\s+MUST\s+fail`))
+	g.Expect(p.stdout).To(MatchRegexp(`card\.parses\s+CARD-DISC-001\s+MUST\s+fail`))
 
 	// And with it, from the Secret.
 	p = kubectlTether(ns.Name, "check-agent", "--url", url, "--checks", "card", "--header", "Authorization=worker-token/value")

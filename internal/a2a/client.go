@@ -105,6 +105,7 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		return a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{iface},
 			a2aclient.WithDefaultsDisabled(),
 			a2aclient.WithConfig(a2aclient.Config{DisableTenantPropagation: true}),
+			a2aclient.WithCallInterceptors(versionOverride{}),
 			t)
 	}
 	c, err := build(transport)
@@ -161,7 +162,7 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 	// 0.3: a2a-go sends ReturnImmediately as blocking=false.
 	cfg := &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: noHistory()}
 	if p := req.Push; p != nil {
-		cfg.PushConfig = &a2a.PushConfig{URL: p.URL, Token: p.Token, Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: p.Token}}
+		cfg.PushConfig = pushConfig(p)
 	}
 	res, err := c.c.SendMessage(activate(ctx, exts...), &a2a.SendMessageRequest{Message: msg, Metadata: meta, Config: cfg})
 	if err != nil {
@@ -174,6 +175,12 @@ func (c *client) Send(ctx context.Context, req SendRequest) (*Task, error) {
 		return checked(opSend, taskFromMessage(r))
 	}
 	return nil, &Error{Kind: KindTransport, Op: opSend, Reason: ReasonInvalidResponse, Err: fmt.Errorf("unexpected result %T", res)}
+}
+
+// pushConfig registers a receiver; the token goes both ways the
+// specification and the SDKs present it.
+func pushConfig(p *PushTarget) *a2a.PushConfig {
+	return &a2a.PushConfig{URL: p.URL, Token: p.Token, Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: p.Token}}
 }
 
 // Get reads a task; renewLease activates the lease extension, which is what

@@ -12,6 +12,7 @@ import (
 	"maps"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 )
 
 // This file is the wire side of kubectl tether check-agent
@@ -106,6 +107,8 @@ type ProbeSend struct {
 	RequestMetadata map[string]any
 	// Extensions are activated for the call.
 	Extensions []string
+	// Push asks the agent to post the task's updates to a receiver.
+	Push *PushTarget
 }
 
 // ProbeTask is a task as a conformance check sees it.
@@ -131,6 +134,9 @@ type Prober interface {
 	ProbeCancel(ctx context.Context, taskID string) (*ProbeTask, error)
 	// ProbeList reads one page of the tasks of a context.
 	ProbeList(ctx context.Context, contextID string, historyLength int) ([]*ProbeTask, error)
+	// ProbeVersion reads the task with the A2A-Version header set to
+	// version instead of the interface's, and returns the agent's answer.
+	ProbeVersion(ctx context.Context, taskID, version string) error
 }
 
 // NewProber returns a Prober for a card (one interface).
@@ -157,6 +163,9 @@ func (c *client) ProbeSend(ctx context.Context, req ProbeSend) (*ProbeTask, erro
 	}
 	ctx, ci := withCallInfo(ctx)
 	cfg := &a2a.SendMessageConfig{ReturnImmediately: true, HistoryLength: noHistory()}
+	if p := req.Push; p != nil {
+		cfg.PushConfig = pushConfig(p)
+	}
 	res, err := c.c.SendMessage(activate(ctx, exts...), &a2a.SendMessageRequest{Message: msg, Metadata: reqMeta, Config: cfg})
 	if err != nil {
 		return nil, ci.wrap(opSend, err)
@@ -217,6 +226,30 @@ func (c *client) ProbeList(ctx context.Context, contextID string, historyLength 
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+func (c *client) ProbeVersion(ctx context.Context, taskID, version string) error {
+	ctx, ci := withCallInfo(context.WithValue(ctx, versionOverrideKey{}, version))
+	_, err := c.c.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(taskID), HistoryLength: noHistory()})
+	if err != nil {
+		return ci.wrap(opGet, err)
+	}
+	return nil
+}
+
+// versionOverrideKey carries the A2A-Version a probe sends instead of the
+// interface's (a2a-go sets the header before interceptors run).
+type versionOverrideKey struct{}
+
+type versionOverride struct {
+	a2aclient.PassthroughInterceptor
+}
+
+func (versionOverride) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	if v, ok := ctx.Value(versionOverrideKey{}).(string); ok {
+		req.ServiceParams[a2a.SvcParamVersion] = []string{v}
+	}
+	return ctx, nil, nil
 }
 
 func probed(op string, t *a2a.Task) (*ProbeTask, error) {

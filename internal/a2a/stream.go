@@ -22,6 +22,9 @@ const opSubscribe = "SubscribeToTask"
 type StreamEvent struct {
 	TaskID string
 	State  State
+	// Task is set when the event is the whole task (what SubscribeToTask
+	// must send first), not an update.
+	Task bool
 }
 
 // ErrNoStream matches (errors.Is) a Subscribe at a client that cannot
@@ -59,7 +62,7 @@ func streamEventFromWire(ev a2a.Event) StreamEvent {
 	out := StreamEvent{TaskID: string(ev.TaskInfo().TaskID), State: StateUnknown}
 	switch e := ev.(type) {
 	case *a2a.Task:
-		out.State = ParseState(string(e.Status.State))
+		out.State, out.Task = ParseState(string(e.Status.State)), true
 	case *a2a.TaskStatusUpdateEvent:
 		out.State = ParseState(string(e.Status.State))
 	}

@@ -22,10 +22,10 @@ import (
 // that cannot be read or is not a JSON Web Key Set.
 var ErrCardKeys = errors.New("the card's key set")
 
-// cardKeys reads the key set the Agent's card must be signed with, on
+// CardKeys reads the key set the Agent's card must be signed with, on
 // every card read (an uncached read: a key removed from the set is refused
 // from the next read on). A Secret must carry the consent label.
-func (c *Connector) cardKeys(ctx context.Context, agent *v1alpha1.Agent) (*jose.JSONWebKeySet, error) {
+func (c *Connector) CardKeys(ctx context.Context, agent *v1alpha1.Agent) (*jose.JSONWebKeySet, error) {
 	ks := agent.Spec.CardSignature.Keys
 	var (
 		data  []byte

@@ -67,7 +67,7 @@ func (d *Dispatcher) ReadCard(agent *v1alpha1.Agent) bool {
 		}
 		if a.Spec.CardSignature != nil {
 			// ep is a copy: the shared endpoint keeps no key set.
-			if ep.CardKeys, err = connector.cardKeys(ctx, a); err != nil {
+			if ep.CardKeys, err = connector.CardKeys(ctx, a); err != nil {
 				return Answer{Err: err, Card: out}
 			}
 		}

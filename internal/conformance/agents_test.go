@@ -116,6 +116,12 @@ func (b breakage) wrap(inner http.Handler) http.Handler {
 			_ = json.Unmarshal(raw, &body)
 			params, _ := body["params"].(map[string]any)
 			method, _ := body["method"].(string)
+			if method == "SubscribeToTask" {
+				// A stream is passed through as it comes, unbuffered.
+				r.Body = io.NopCloser(bytes.NewReader(raw))
+				inner.ServeHTTP(w, r)
+				return
+			}
 			c := &rpcCall{Method: method, Params: params, Header: r.Header.Clone(), id: body["id"]}
 			forward := func(c *rpcCall) map[string]any {
 				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": c.Method, "params": c.Params})

@@ -4,11 +4,14 @@ SPDX-License-Identifier: Apache-2.0
 */
 
 // Package conformance checks an A2A agent against what tether asks of it
-// (kubectl tether check-agent): the core calls on every binding its card
-// lists, cancellation reaching the task, look-up by context, history bounds,
+// (kubectl tether check-agent): the card and its signature, the core calls
+// on every binding its card lists, cancellation reaching the task,
+// SubscribeToTask and push delivery when the card declares them, the refusal
+// of an A2A version it does not serve, look-up by context, history bounds,
 // and the lease and budget extensions (docs/extensions.md) when the card
-// declares them. The wire is internal/a2a's; this package only decides what
-// to send and whether the answers keep the rules.
+// declares them. An agent is conformant only when every MUST that applies
+// ran and passed (Judge). The wire is internal/a2a's; this package only
+// decides what to send and whether the answers keep the rules.
 package conformance
 
 import (
@@ -36,35 +39,54 @@ const (
 	// NotAdvertised: the card does not declare what the check is about
 	// (an extension, ListTasks on a 0.3 agent).
 	NotAdvertised Status = "not advertised"
-	// Skipped: the check could not run (the agent never reached the state
-	// it needs with the texts given, or an earlier check failed).
+	// NotRun: the check applies but could not run: the agent answered
+	// with a message instead of a task, refused the send, never reached
+	// the state the check needs with the texts given, or an earlier check
+	// failed. A MUST not run leaves the agent not conformant: nothing
+	// showed it keeps the rule.
+	NotRun Status = "not run"
+	// Skipped: the check does not apply to this run for a reason on the
+	// checker's side (a binding tether does not speak); it counts for
+	// nothing.
 	Skipped Status = "skipped"
 )
 
 // Result is one row of the report.
 type Result struct {
-	ID     string `json:"id"`
-	Check  string `json:"check"`
-	Level  Level  `json:"level"`
-	Status Status `json:"status"`
-	Seen   string `json:"seen"`
+	ID string `json:"id"`
+	// TCK are the requirement ids of the A2A TCK (a2aproject/a2a-tck) the
+	// check matches, when it matches any.
+	TCK    []string `json:"tck,omitempty"`
+	Check  string   `json:"check"`
+	Level  Level    `json:"level"`
+	Status Status   `json:"status"`
+	Seen   string   `json:"seen"`
 }
 
 // Report is what a run found.
 type Report struct {
-	Agent    string   `json:"agent"`
-	URL      string   `json:"url"`
-	RunID    string   `json:"runID"`
-	Started  string   `json:"started"`
-	Duration string   `json:"duration"`
-	Results  []Result `json:"results"`
+	Agent    string `json:"agent"`
+	URL      string `json:"url"`
+	RunID    string `json:"runID"`
+	Started  string `json:"started"`
+	Duration string `json:"duration"`
+	// MessageOnly is set when the agent answered every send that should
+	// have started a task with a message: tether cannot follow its work.
+	MessageOnly bool     `json:"messageOnly,omitempty"`
+	Verdict     Verdict  `json:"verdict"`
+	Results     []Result `json:"results"`
 }
 
 // Failed returns the failed results of a level.
-func (r *Report) Failed(l Level) []Result {
+func (r *Report) Failed(l Level) []Result { return r.withStatus(l, Fail) }
+
+// NotRunOf returns the results of a level that could not run.
+func (r *Report) NotRunOf(l Level) []Result { return r.withStatus(l, NotRun) }
+
+func (r *Report) withStatus(l Level, st Status) []Result {
 	var out []Result
 	for _, res := range r.Results {
-		if res.Level == l && res.Status == Fail {
+		if res.Level == l && res.Status == st {
 			out = append(out, res)
 		}
 	}
@@ -88,10 +110,11 @@ const (
 	GroupLease  = "lease"
 	GroupBudget = "budget"
 	GroupBounds = "bounds"
+	GroupPush   = "push"
 )
 
 // AllGroups lists every group in the order they run.
-var AllGroups = []string{GroupCard, GroupCore, GroupList, GroupLease, GroupBudget, GroupBounds}
+var AllGroups = []string{GroupCard, GroupCore, GroupList, GroupPush, GroupLease, GroupBudget, GroupBounds}
 
 // Texts are the message texts the check sends. The defaults drive the
 // sample agents (examples/agents) and an agent built on the JS SDK's
@@ -135,6 +158,13 @@ type Options struct {
 	Groups []string
 	// RunID makes message ids recognisable (default random).
 	RunID string
+	// RequireSignature makes the card signature check a MUST (the Agent's
+	// spec.cardSignature.required); the key set is Endpoint.CardKeys.
+	RequireSignature bool
+	// PushListen is where the push check's receiver listens, PushURL how
+	// the agent reaches it. Default: a loopback port, for an agent on loopback.
+	PushListen string
+	PushURL    string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -91,7 +91,15 @@ func TestCheckerPassesConformingAgents(t *testing.T) {
 			// A ttl of 5s leaves a renewal every 1.7s room on a loaded machine.
 			rep := runCheck(t, g, Options{Endpoint: a2a.Endpoint{URL: tc.url(t)}, LeaseTTL: 5 * time.Second})
 			g.Expect(rep.Failed(Must)).To(BeEmpty())
+			g.Expect(rep.NotRunOf(Must)).To(BeEmpty())
+			g.Expect(rep.Verdict.Conformant).To(BeTrue(), rep.Verdict.Reason)
 			got := statuses(rep)
+			// The worker's card declares streaming, the stock card does not.
+			if tc.extensions {
+				g.Expect(got).To(HaveKeyWithValue(CheckSubscribe, Pass))
+			} else {
+				g.Expect(got).To(HaveKeyWithValue(CheckSubscribe, NotAdvertised))
+			}
 			for _, id := range append(append([]string{}, leaseOrder...), budgetOrder...) {
 				if tc.extensions {
 					g.Expect(got).To(HaveKeyWithValue(id, Pass), id)
@@ -118,6 +126,10 @@ func TestCheckerNamesAnAgentThatCannotList(t *testing.T) {
 	g.Expect(res.Status).To(Equal(Fail))
 	g.Expect(res.Level).To(Equal(Should))
 	g.Expect(res.Seen).To(ContainSubstring("cannot list"))
+	// The history rule of a listing the agent does not give is moot, not
+	// a MUST left unrun.
+	hist, _ := rep.Result(CheckListHistory)
+	g.Expect(hist.Status).To(Equal(NotAdvertised), hist.Seen)
 }
 
 // closedPort is a loopback port nothing listens on.

@@ -66,7 +66,7 @@ func (r *runner) checkBudgetSettle(ctx context.Context, id string, meters map[st
 	}
 	end, ok := r.waitFor(ctx, r.main, t.ID, r.opts.Within, settled)
 	if !ok {
-		r.record(id, budgetTitles[id], Must, Skipped, "task %s did not settle in %v (%s)", t.ID, r.opts.Within, end.State)
+		r.record(id, budgetTitles[id], Must, NotRun, "task %s did not settle in %v (%s)", t.ID, r.opts.Within, end.State)
 		return
 	}
 	report, where := settleReport(end)
@@ -123,7 +123,7 @@ func (r *runner) checkBudgetDeadline(ctx context.Context) {
 	case !ok:
 		r.record(id, budgetTitles[id], Must, Fail, "task %s still %s %v after its deadline %s", t.ID, end.State, r.opts.Within, stamp(deadline))
 	case r.opts.Now().Before(deadline) && end.State == a2a.StateCompleted:
-		r.record(id, budgetTitles[id], Must, Skipped, "task %s completed before its deadline (text %q)", t.ID, r.opts.Texts.Long)
+		r.record(id, budgetTitles[id], Must, NotRun, "task %s completed before its deadline (text %q)", t.ID, r.opts.Texts.Long)
 	default:
 		seen := fmt.Sprintf("task %s %s %v after the deadline", t.ID, end.State, max(r.opts.Now().Sub(deadline), 0).Round(r.roundTo()))
 		if end.FailureClass != "" {

@@ -63,6 +63,7 @@ func (r *runner) checkCard(ctx context.Context) {
 	}
 	r.record(CheckCardParses, "the agent card is served and parses", Must, Pass,
 		"%q: %d interfaces, extensions: %s", card.Name, len(card.Interfaces), strings.Join(exts, ", "))
+	r.checkCardSignature()
 
 	if _, ok := card.Extensions[a2a.LeaseExtensionURI]; ok {
 		params := card.Extensions[a2a.LeaseExtensionURI]
@@ -97,7 +98,7 @@ func (r *runner) checkCard(ctx context.Context) {
 	}
 
 	// Reachable, and one task sent and read back, on each interface.
-	r.record(CheckCardReachable, "every interface the card lists answers", Must, Skipped, "not run")
+	r.record(CheckCardReachable, "every interface the card lists answers", Must, NotRun, "did not finish")
 	var reach []string
 	reachFail := false
 	for _, i := range card.Interfaces {
@@ -174,7 +175,7 @@ func (r *runner) checkSendGet(ctx context.Context, p a2a.Prober, id, what string
 		return
 	}
 	if t.Message {
-		r.record(id, what, Must, Pass, "answered with a message, no task (the task checks need a task)")
+		r.record(id, what, Must, NotRun, "answered with a message, no task: tether cannot follow its work")
 		return
 	}
 	got, err := r.get(ctx, p, t.ID)

@@ -29,15 +29,21 @@ func (r *runner) checkCore(ctx context.Context) {
 	ids := []string{CheckInputRequired, CheckCancelWorking, CheckCancelFinished, CheckGetHistory}
 	if r.main == nil {
 		for _, id := range ids {
-			r.record(id, coreTitles[id], Must, Skipped, "no usable interface within the agent's origins")
+			r.record(id, coreTitles[id], Must, NotRun, "no usable interface within the agent's origins")
 		}
 		return
+	}
+	// Listed in a fixed order, run side by side.
+	for _, id := range []string{CheckInputRequired, CheckCancelWorking, CheckSubscribe} {
+		r.record(id, r.title(id), Must, NotRun, "did not finish")
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.checkInputRequired(ctx) })
 	wg.Go(func() { r.checkCancelWorking(ctx) })
+	wg.Go(func() { r.checkSubscribe(ctx) })
 	wg.Wait()
 	r.checkFinished(ctx)
+	r.checkVersion(ctx)
 }
 
 var coreTitles = map[string]string{
@@ -52,7 +58,7 @@ var coreTitles = map[string]string{
 func (r *runner) checkInputRequired(ctx context.Context) {
 	id, what := CheckInputRequired, coreTitles[CheckInputRequired]
 	msgID, ctxID := r.ids("ask")
-	t, ok := r.sendTask(ctx, id, what, Skipped, "",
+	t, ok := r.sendTask(ctx, id, what, NotRun, "",
 		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Ask, MessageMetadata: r.safetyLease()})
 	if !ok {
 		return
@@ -63,7 +69,7 @@ func (r *runner) checkInputRequired(ctx context.Context) {
 		if got != nil {
 			state = string(got.State)
 		}
-		r.record(id, what, Must, Skipped, "the task did not ask for input (state %s) with text %q", state, r.opts.Texts.Ask)
+		r.record(id, what, Must, NotRun, "the task did not ask for input (state %s) with text %q", state, r.opts.Texts.Ask)
 		return
 	}
 	replyID := msgID + "-reply-0"
@@ -94,14 +100,14 @@ func (r *runner) checkInputRequired(ctx context.Context) {
 func (r *runner) checkCancelWorking(ctx context.Context) {
 	id, what := CheckCancelWorking, coreTitles[CheckCancelWorking]
 	msgID, ctxID := r.ids("cancel")
-	t, ok := r.sendTask(ctx, id, what, Skipped, "",
+	t, ok := r.sendTask(ctx, id, what, NotRun, "",
 		a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Long, MessageMetadata: r.safetyLease()})
 	if !ok {
 		return
 	}
 	got, _ := r.waitFor(ctx, r.main, t.ID, r.opts.Within/3, notPending)
 	if got != nil && settled(got) {
-		r.record(id, what, Must, Skipped, "the task was %s before it could be cancelled (text %q)", got.State, r.opts.Texts.Long)
+		r.record(id, what, Must, NotRun, "the task was %s before it could be cancelled (text %q)", got.State, r.opts.Texts.Long)
 		return
 	}
 	start := r.opts.Now()
@@ -130,13 +136,13 @@ func (r *runner) checkFinished(ctx context.Context) {
 	q := r.quick
 	r.mu.Unlock()
 	if q == nil {
-		r.record(CheckCancelFinished, coreTitles[CheckCancelFinished], Must, Skipped, "no task from the send check")
-		r.record(CheckGetHistory, coreTitles[CheckGetHistory], Must, Skipped, "no task from the send check")
+		r.record(CheckCancelFinished, coreTitles[CheckCancelFinished], Must, NotRun, "no task from the send check")
+		r.record(CheckGetHistory, coreTitles[CheckGetHistory], Must, NotRun, "no task from the send check")
 		return
 	}
 	done, ok := r.waitFor(ctx, r.main, q.id, r.opts.Within, terminal)
 	if !ok {
-		r.record(CheckCancelFinished, coreTitles[CheckCancelFinished], Must, Skipped, "the quick task %s did not finish (%s)", q.id, done.State)
+		r.record(CheckCancelFinished, coreTitles[CheckCancelFinished], Must, NotRun, "the quick task %s did not finish (%s)", q.id, done.State)
 	} else {
 		r.checkCancelFinished(ctx, done)
 	}
@@ -198,7 +204,7 @@ func (r *runner) checkGetHistory(ctx context.Context, taskID string) {
 // by context and its first message id, within a small history.
 func (r *runner) checkList(ctx context.Context) {
 	if r.main == nil {
-		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, Skipped, "no usable interface within the agent's origins")
+		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, NotRun, "no usable interface within the agent's origins")
 		return
 	}
 	if r.card.Chosen.ProtocolVersion == a2a.ProtocolV03 {
@@ -213,7 +219,7 @@ func (r *runner) checkList(ctx context.Context) {
 		msgID, ctxID := r.ids("list")
 		t, err := r.send(ctx, r.main, a2a.ProbeSend{MessageID: msgID, ContextID: ctxID, Text: r.opts.Texts.Quick})
 		if err != nil || t.Message {
-			r.record(CheckListByContext, coreTitles[CheckListByContext], Should, Skipped, "no task to look up")
+			r.record(CheckListByContext, coreTitles[CheckListByContext], Should, NotRun, "no task to look up")
 			return
 		}
 		q = &sentTask{id: t.ID, msgID: msgID, ctxID: ctxID}
@@ -222,13 +228,16 @@ func (r *runner) checkList(ctx context.Context) {
 	tasks, err := r.main.ProbeList(ctx, q.ctxID, 8)
 	r.sawErr(err)
 	if err != nil {
-		status := Fail
 		seen := describeErr(err)
+		// An agent that does not list tasks for this caller breaks the
+		// SHOULD; the history rule of a listing it does not give is moot.
+		history, historySeen := NotRun, "ListTasks did not answer"
 		if errors.Is(err, a2a.ErrCannotList) {
 			seen = "this caller cannot list: " + seen + "; tether cannot adopt a task whose send answer was lost"
+			history, historySeen = NotAdvertised, "the agent does not list tasks for this caller (see "+CheckListByContext+")"
 		}
-		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, status, "%s", seen)
-		r.record(CheckListHistory, coreTitles[CheckListHistory], Must, Skipped, "ListTasks did not answer")
+		r.record(CheckListByContext, coreTitles[CheckListByContext], Should, Fail, "%s", seen)
+		r.record(CheckListHistory, coreTitles[CheckListHistory], Must, history, "%s", historySeen)
 		return
 	}
 	for _, t := range tasks {

@@ -65,12 +65,12 @@ func (r *runner) checkLeaseRenewal(ctx context.Context) {
 	t, err := r.leaseSend(ctx, "renew")
 	if err != nil {
 		r.record(CheckLeaseRenewal, leaseTitles[CheckLeaseRenewal], Must, Fail, "SendMessage with ttl %v: %s", ttl, describeErr(err))
-		r.record(CheckLeasePlainGet, leaseTitles[CheckLeasePlainGet], Must, Skipped, "no leased task")
+		r.record(CheckLeasePlainGet, leaseTitles[CheckLeasePlainGet], Must, NotRun, "no leased task")
 		return
 	}
 	if t.LeaseExpiresAt.IsZero() {
 		r.record(CheckLeaseRenewal, leaseTitles[CheckLeaseRenewal], Must, Fail, "task %s was not granted a lease (no expiresAt)", t.ID)
-		r.record(CheckLeasePlainGet, leaseTitles[CheckLeasePlainGet], Must, Skipped, "no leased task")
+		r.record(CheckLeasePlainGet, leaseTitles[CheckLeasePlainGet], Must, NotRun, "no leased task")
 		return
 	}
 	// A plain GetTask first: it must not move the expiry.
@@ -154,7 +154,7 @@ func (r *runner) checkLeaseLapse(ctx context.Context) {
 func (r *runner) runSendVectors(ctx context.Context, uri, refusedID, acceptedID string) {
 	files, err := LoadVectors()
 	if err != nil {
-		r.record(refusedID, r.title(refusedID), Must, Skipped, "loading the vectors: %v", err)
+		r.record(refusedID, r.title(refusedID), Must, NotRun, "loading the vectors: %v", err)
 		return
 	}
 	var refusedFail, acceptedFail, refusedPass, acceptedPass []string
@@ -188,7 +188,7 @@ func (r *runner) runSendVectors(ctx context.Context, uri, refusedID, acceptedID 
 		case len(fails) > 0:
 			r.record(id, r.title(id), Must, Fail, "%d of %d vectors failed: %s", len(fails), len(fails)+len(passes), strings.Join(fails, "; "))
 		case len(passes) == 0:
-			r.record(id, r.title(id), Must, Skipped, "no vector applies")
+			r.record(id, r.title(id), Must, NotRun, "no vector applies")
 		default:
 			seen := fmt.Sprintf("%d vectors: %s", len(passes), strings.Join(passes, ", "))
 			if id == refusedID && !canList {
@@ -267,10 +267,12 @@ func (r *runner) runSendVector(ctx context.Context, v Vector, uri string, canLis
 }
 
 func (r *runner) title(id string) string {
-	if t, ok := leaseTitles[id]; ok {
-		return t
+	for _, titles := range []map[string]string{leaseTitles, budgetTitles, coreTitles, protocolTitles} {
+		if t, ok := titles[id]; ok {
+			return t
+		}
 	}
-	return budgetTitles[id]
+	return id
 }
 
 // cancelQuietly cancels a task the check no longer needs.
@@ -298,7 +300,7 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // extensionCheckable tells whether an extension's checks can run: the card
 // declares it and an interface is usable. Otherwise every check of the
-// extension is recorded as not advertised or skipped.
+// extension is recorded as not advertised or not run.
 func (r *runner) extensionCheckable(uri string, order []string, titles map[string]string) bool {
 	var status Status
 	var seen string
@@ -306,7 +308,7 @@ func (r *runner) extensionCheckable(uri string, order []string, titles map[strin
 	case !r.declares(uri):
 		status, seen = NotAdvertised, "the card does not declare "+uri
 	case r.main == nil:
-		status, seen = Skipped, "no usable interface within the agent's origins"
+		status, seen = NotRun, "no usable interface within the agent's origins"
 	default:
 		return true
 	}

@@ -58,6 +58,8 @@ type runner struct {
 	probers []a2a.Prober
 	// quick is the task sent on the main interface by the send-get check.
 	quick *sentTask
+	// answers to first sends: tasks started and messages instead
+	tasksAnswered, messagesAnswered int
 	// bounds seen over the whole run
 	longestID   int
 	largestBody int64
@@ -91,6 +93,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if r.wants(GroupList) {
 			r.checkList(ctx)
 		}
+		if r.wants(GroupPush) {
+			r.checkPush(ctx)
+		}
 		// The extension checks wait on clocks (ttls, deadlines): they run
 		// side by side, their rows listed in a fixed order.
 		var wg sync.WaitGroup
@@ -122,7 +127,7 @@ func (r *runner) record(id, check string, level Level, status Status, seen strin
 	if _, ok := r.results[id]; !ok {
 		r.order = append(r.order, id)
 	}
-	r.results[id] = Result{ID: id, Check: check, Level: level, Status: status, Seen: seen}
+	r.results[id] = Result{ID: id, TCK: tckIDs(id), Check: check, Level: level, Status: status, Seen: seen}
 }
 
 func (r *runner) report() *Report {
@@ -136,6 +141,8 @@ func (r *runner) report() *Report {
 	for _, id := range r.order {
 		rep.Results = append(rep.Results, r.results[id])
 	}
+	rep.MessageOnly = r.messagesAnswered > 0 && r.tasksAnswered == 0
+	rep.Verdict = Judge(rep.Results, rep.MessageOnly)
 	return rep
 }
 
@@ -149,7 +156,7 @@ func (r *runner) ids(purpose string) (msgID, ctxID string) {
 // sendTask sends req for a MUST check at the main interface and returns the task
 // it started. When there is none, the check is recorded and ok is false: as
 // refused (with what the send asked for) when the agent refused the send,
-// Skipped when it answered with a message.
+// NotRun when it answered with a message.
 func (r *runner) sendTask(ctx context.Context, id, what string, refused Status, asked string,
 	req a2a.ProbeSend) (t *a2a.ProbeTask, ok bool) {
 	t, err := r.send(ctx, r.main, req)
@@ -158,7 +165,7 @@ func (r *runner) sendTask(ctx context.Context, id, what string, refused Status, 
 		r.record(id, what, Must, refused, "SendMessage%s: %s", asked, describeErr(err))
 		return nil, false
 	case t.Message:
-		r.record(id, what, Must, Skipped, "answered with a message, no task")
+		r.record(id, what, Must, NotRun, "answered with a message, no task: tether cannot follow its work")
 		return nil, false
 	}
 	return t, true
@@ -180,10 +187,15 @@ func (r *runner) send(ctx context.Context, p a2a.Prober, req a2a.ProbeSend) (*a2
 		return nil, err
 	}
 	r.saw(t)
-	if t.ID != "" && !t.Message {
-		r.mu.Lock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.Message {
+		r.messagesAnswered++
+		return t, nil
+	}
+	r.tasksAnswered++
+	if t.ID != "" {
 		r.started[t.ID] = p
-		r.mu.Unlock()
 	}
 	return t, nil
 }
@@ -339,6 +351,6 @@ func (r *runner) safetyLease() map[string]any {
 // placeholders lists checks in their order before they run concurrently.
 func (r *runner) placeholders(order []string, titles map[string]string) {
 	for _, id := range order {
-		r.record(id, titles[id], Must, Skipped, "not run")
+		r.record(id, titles[id], Must, NotRun, "did not finish")
 	}
 }

@@ -81,6 +81,13 @@ func (r *AgentConformanceReconciler) check(ctx context.Context, agent *v1alpha1.
 	ctx, cancel := context.WithTimeout(ctx, conformanceTimeout)
 	defer cancel()
 	opts := r.Options
+	if sig := agent.Spec.CardSignature; sig != nil {
+		if ep.CardKeys, err = r.Connector.CardKeys(ctx, agent); err != nil {
+			st.Summary = truncate("the check could not start: "+err.Error(), 1024)
+			return st
+		}
+		opts.RequireSignature = sig.Required
+	}
 	opts.Endpoint = ep
 	rep, err := conformance.Run(ctx, opts)
 	if err != nil {
@@ -93,14 +100,14 @@ func (r *AgentConformanceReconciler) check(ctx context.Context, agent *v1alpha1.
 	for _, res := range rep.Results {
 		counts[res.Status]++
 	}
-	for _, res := range rep.Failed(conformance.Must) {
-		if len(st.Failed) < 32 {
-			st.Failed = append(st.Failed, res.ID)
-		}
-	}
-	st.Summary = fmt.Sprintf("run %s: %d pass, %d fail, %d not advertised, %d skipped; kubectl tether check-agent %s shows each",
-		rep.RunID, counts[conformance.Pass], counts[conformance.Fail], counts[conformance.NotAdvertised], counts[conformance.Skipped], agent.Name)
-	log.Info("conformance check done", "failed", st.Failed, "run", rep.RunID)
+	v := rep.Verdict
+	st.Failed, st.NotRun = v.Failed[:min(32, len(v.Failed))], v.NotRun[:min(32, len(v.NotRun))]
+	st.MessageOnly = rep.MessageOnly
+	st.Verdict = truncate(v.Reason, 1024)
+	st.Summary = fmt.Sprintf("run %s: %d pass, %d fail, %d not run, %d not advertised, %d skipped; kubectl tether check-agent %s shows each",
+		rep.RunID, counts[conformance.Pass], counts[conformance.Fail], counts[conformance.NotRun], counts[conformance.NotAdvertised],
+		counts[conformance.Skipped], agent.Name)
+	log.Info("conformance check done", "conformant", v.Conformant, "failed", st.Failed, "notRun", st.NotRun, "run", rep.RunID)
 	return st
 }
 

@@ -9,12 +9,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +59,30 @@ func conformanceWorker(t *testing.T, ignoreCancel bool) string {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// messageOnlyAgent answers every message with a message, never a task.
+func messageOnlyAgent(t *testing.T) string {
+	mux := http.NewServeMux()
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{Name: "chatty", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(hs.URL+"/", a2a.TransportProtocolJSONRPC)}}))
+	mux.Handle("POST /{$}", a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(messageOnlyExecutor{},
+		a2asrv.WithLogger(slog.New(slog.DiscardHandler)))))
+	return hs.URL
+}
+
+type messageOnlyExecutor struct{}
+
+func (messageOnlyExecutor) Execute(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("hello")), nil)
+	}
+}
+
+func (messageOnlyExecutor) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(func(a2a.Event, error) bool) {}
 }
 
 // startConformanceOperator runs the Agent controller and the conformance
@@ -105,6 +132,7 @@ func TestConformantConditionOnlyWhenAskedFor(t *testing.T) {
 	for name, spec := range map[string]v1alpha1.AgentSpec{
 		"good":    {URL: conformanceWorker(t, false), Conformance: check},
 		"broken":  {URL: conformanceWorker(t, true), Conformance: check},
+		"chatty":  {URL: messageOnlyAgent(t), Conformance: check},
 		"unasked": {URL: conformanceWorker(t, false)},
 	} {
 		g.Expect(k8sClient.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec})).To(Succeed())
@@ -122,7 +150,17 @@ func TestConformantConditionOnlyWhenAskedFor(t *testing.T) {
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 		g.Expect(c.Reason).To(Equal(delegation.ReasonMustFailed), c.Message)
-		g.Expect(c.Message).To(ContainSubstring(conformance.CheckCancelWorking))
+		// The first failure is named with what was seen.
+		g.Expect(c.Message).To(HavePrefix("failed: " + conformance.CheckCancelWorking + "; " + conformance.CheckCancelWorking + " failed: "))
+	}).WithTimeout(90 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	// An agent that answers only with messages is not Conformant, and the
+	// condition says why.
+	g.Eventually(func(g Gomega) {
+		c := conformantOf(g, client.ObjectKey{Namespace: ns, Name: "chatty"})
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(Equal(delegation.ReasonMessageOnly), c.Message)
+		g.Expect(c.Message).To(HavePrefix(conformance.MessageOnlyReason))
 	}).WithTimeout(90 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
 	// Never by default: the Agent that did not ask is Ready without it.

@@ -9,7 +9,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,41 +85,6 @@ func sendStartedOf(d *v1alpha1.Delegation) *metav1.Time {
 	return sendMarker(d)
 }
 
-// presentedToken accepts the three ways senders present it: a2a-go's header,
-// the 0.3 header and the 1.0 specification's Authorization credential.
-func presentedToken(r *http.Request) string {
-	for _, h := range []string{"A2A-Notification-Token", "X-A2A-Notification-Token"} {
-		if v := r.Header.Get(h); v != "" {
-			return v
-		}
-	}
-	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	return cred
-}
-
-// notifiedTaskID reads the task id from a 1.0 StreamResponse ({"task":…},
-// {"statusUpdate":…}, {"artifactUpdate":…}) or a 0.3 Task.
-func notifiedTaskID(body []byte) string {
-	var n struct {
-		ID             string                   `json:"id"`
-		Task           *struct{ ID string }     `json:"task"`
-		StatusUpdate   *struct{ TaskID string } `json:"statusUpdate"`
-		ArtifactUpdate *struct{ TaskID string } `json:"artifactUpdate"`
-	}
-	if json.Unmarshal(body, &n) != nil {
-		return ""
-	}
-	switch {
-	case n.Task != nil:
-		return n.Task.ID
-	case n.StatusUpdate != nil:
-		return n.StatusUpdate.TaskID
-	case n.ArtifactUpdate != nil:
-		return n.ArtifactUpdate.TaskID
-	}
-	return n.ID
-}
-
 func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ns, name, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/push/"), "/")
 	if r.Method != http.MethodPost || !ok || !strings.HasPrefix(r.URL.Path, "/push/") {
@@ -132,7 +96,7 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// without a token learn nothing about which Delegations exist.
 	var d v1alpha1.Delegation
 	if err := p.Reader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, &d); err != nil ||
-		!p.acceptsToken(&d, presentedToken(r), time.Now()) {
+		!p.acceptsToken(&d, a2a.PresentedPushToken(r), time.Now()) {
 		refuseUnread(w, "bad notification token", http.StatusUnauthorized)
 		return
 	}
@@ -145,7 +109,7 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Too large to check the task id: still a wake-up from the agent that
 		// holds the token; the rest is not read.
 		w.Header().Set("Connection", "close")
-	} else if id := notifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
+	} else if id := a2a.NotifiedTaskID(body); id != "" && d.Status.TaskID != "" && id != d.Status.TaskID {
 		http.Error(w, "not this delegation's task", http.StatusBadRequest)
 		return
 	}

@@ -23,6 +23,8 @@ const ConditionConformant = "Conformant"
 const (
 	ReasonMustsPass   = "MustsPass"
 	ReasonMustFailed  = "MustFailed"
+	ReasonMustNotRun  = "MustNotRun"
+	ReasonMessageOnly = "MessageOnly"
 	ReasonCheckNotRun = "CheckNotRun"
 	// DefaultConformanceInterval is how often the check runs again.
 	DefaultConformanceInterval = 24 * time.Hour
@@ -61,7 +63,9 @@ func ConformanceDue(a *v1alpha1.Agent, now time.Time) (due bool, wait time.Durat
 
 // SetAgentConformant derives the Conformant condition from the recorded
 // result, so a condition list rewritten by another writer is restored
-// without running the check again. It returns whether anything changed.
+// without running the check again. It is True only when every MUST ran and
+// passed; otherwise its message starts with the verdict (the first MUST that
+// failed or did not run). It returns whether anything changed.
 func SetAgentConformant(a *v1alpha1.Agent, now time.Time) bool {
 	before := meta.FindStatusCondition(a.Status.Conditions, ConditionConformant)
 	var was metav1.Condition
@@ -76,9 +80,15 @@ func SetAgentConformant(a *v1alpha1.Agent, now time.Time) bool {
 	switch {
 	case st.LastCheckTime == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonCheckNotRun, st.Summary
+	case st.MessageOnly:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonMessageOnly
+		c.Message = joinNonEmpty(st.Verdict, st.Summary)
 	case len(st.Failed) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonMustFailed
-		c.Message = "failed: " + strings.Join(st.Failed, ", ") + "; " + st.Summary
+		c.Message = joinNonEmpty("failed: "+strings.Join(st.Failed, ", "), st.Verdict, st.Summary)
+	case len(st.NotRun) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonMustNotRun
+		c.Message = joinNonEmpty("not run: "+strings.Join(st.NotRun, ", "), st.Verdict, st.Summary)
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonMustsPass, st.Summary
 	}
@@ -87,6 +97,16 @@ func SetAgentConformant(a *v1alpha1.Agent, now time.Time) bool {
 	now2 := meta.FindStatusCondition(a.Status.Conditions, ConditionConformant)
 	return before == nil || was.Status != now2.Status || was.Reason != now2.Reason ||
 		was.Message != now2.Message || was.ObservedGeneration != now2.ObservedGeneration
+}
+
+func joinNonEmpty(parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "; ")
 }
 
 // cutMessage keeps a condition message within the API server's bound.

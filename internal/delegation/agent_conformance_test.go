@@ -83,6 +83,30 @@ func TestSetAgentConformant(t *testing.T) {
 	g.Expect(c.Reason).To(Equal(ReasonMustFailed))
 	g.Expect(c.Message).To(HavePrefix("failed: cancel.working-task, lease.lapse-stops-task"))
 
+	a.Status.Conformance.Verdict = "cancel.working-task failed: task t still Working 15s after CancelTask"
+	g.Expect(SetAgentConformant(a, now)).To(BeTrue())
+	c = meta.FindStatusCondition(a.Status.Conditions, ConditionConformant)
+	g.Expect(c.Message).To(HavePrefix("failed: cancel.working-task, lease.lapse-stops-task; cancel.working-task failed: task t still Working"))
+
+	// A MUST that could not run is not a pass.
+	a.Status.Conformance.Failed = nil
+	a.Status.Conformance.NotRun = []string{"cancel.working-task"}
+	a.Status.Conformance.Verdict = "cancel.working-task not run: the task was Completed before it could be cancelled"
+	g.Expect(SetAgentConformant(a, now)).To(BeTrue())
+	c = meta.FindStatusCondition(a.Status.Conditions, ConditionConformant)
+	g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(c.Reason).To(Equal(ReasonMustNotRun))
+	g.Expect(c.Message).To(HavePrefix("not run: cancel.working-task; cancel.working-task not run: the task was Completed"))
+
+	// Nor is an agent that answers only with messages.
+	a.Status.Conformance.MessageOnly = true
+	a.Status.Conformance.Verdict = "answers with messages only: tether cannot follow its work"
+	g.Expect(SetAgentConformant(a, now)).To(BeTrue())
+	c = meta.FindStatusCondition(a.Status.Conditions, ConditionConformant)
+	g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(c.Reason).To(Equal(ReasonMessageOnly))
+	g.Expect(c.Message).To(HavePrefix("answers with messages only: tether cannot follow its work; 27 pass"))
+
 	a.Status.Conformance = &v1alpha1.AgentConformanceStatus{ObservedGeneration: 3, Summary: "the card could not be read"}
 	g.Expect(SetAgentConformant(a, now)).To(BeTrue())
 	g.Expect(meta.FindStatusCondition(a.Status.Conditions, ConditionConformant).Status).To(Equal(metav1.ConditionUnknown))

@@ -5,6 +5,7 @@
 // check that tether works with agents written on another A2A implementation.
 // What a task does is chosen by its message text, like the Go test agent:
 //   "wait"  runs until cancelled
+//   "stubborn" works and ignores CancelTask (an agent that breaks the rule); it completes after 8s
 //   "input" asks for input; a reply to the same task completes it with "got: <reply>"
 //   "fail"  fails
 //   "message" answers with a message "echo: <text>" instead of a task
@@ -88,6 +89,8 @@ const artifact = (ctx, text) =>
 // Open tasks (running "wait" or waiting for input) by id: their context,
 // and for "wait" what ends its execute call.
 const open = new Map();
+// Tasks whose CancelTask is ignored ("stubborn").
+const stubborn = new Set();
 
 const executor = {
   async execute(ctx, bus) {
@@ -119,7 +122,13 @@ const executor = {
         metadata: {},
       }),
     );
-    if (text.startsWith('wait')) {
+    if (text.startsWith('stubborn')) {
+      stubborn.add(ctx.taskId);
+      bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING));
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      stubborn.delete(ctx.taskId);
+      bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_COMPLETED));
+    } else if (text.startsWith('wait')) {
       const cancelled = new Promise((resolve) => open.set(ctx.taskId, { contextId: ctx.contextId, resolve }));
       bus.publish(status(ctx.taskId, ctx.contextId, TaskState.TASK_STATE_WORKING));
       await cancelled; // cancelTask publishes the final status
@@ -135,6 +144,10 @@ const executor = {
   },
 
   async cancelTask(taskId, bus) {
+    if (stubborn.has(taskId)) {
+      log(`task ${taskId} cancel ignored`);
+      return;
+    }
     log(`task ${taskId} cancelled`);
     const task = open.get(taskId);
     open.delete(taskId);

@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package a2a
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// What a push notification carries, for the receivers (the operator's and
+// the conformance check's).
+
+// PresentedPushToken is the token a push notification presents, in any of
+// the three ways senders present it: a2a-go's header, the 0.3 header and
+// the 1.0 specification's Authorization credential.
+func PresentedPushToken(r *http.Request) string {
+	for _, h := range []string{"A2A-Notification-Token", "X-A2A-Notification-Token"} {
+		if v := r.Header.Get(h); v != "" {
+			return v
+		}
+	}
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return cred
+}
+
+// NotifiedTaskID reads the task id from a 1.0 StreamResponse ({"task":…},
+// {"statusUpdate":…}, {"artifactUpdate":…}) or a 0.3 Task.
+func NotifiedTaskID(body []byte) string {
+	var n struct {
+		ID             string                   `json:"id"`
+		Task           *struct{ ID string }     `json:"task"`
+		StatusUpdate   *struct{ TaskID string } `json:"statusUpdate"`
+		ArtifactUpdate *struct{ TaskID string } `json:"artifactUpdate"`
+	}
+	if json.Unmarshal(body, &n) != nil {
+		return ""
+	}
+	switch {
+	case n.Task != nil:
+		return n.Task.ID
+	case n.StatusUpdate != nil:
+		return n.StatusUpdate.TaskID
+	case n.ArtifactUpdate != nil:
+		return n.ArtifactUpdate.TaskID
+	}
+	return n.ID
+}
