@@ -55,7 +55,7 @@ func TestAgentChangedIgnoresARefreshAlone(t *testing.T) {
 // what it waits on.
 func TestWaitingForIndexesOnlyWaitingDelegations(t *testing.T) {
 	d := func(phase v1alpha1.Phase, reason string) *v1alpha1.Delegation {
-		x := &v1alpha1.Delegation{Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
+		x := &v1alpha1.Delegation{Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"},
 			ParentRef: &v1alpha1.LocalRef{Name: "parent"}}}
 		x.Status.Phase = phase
 		if reason != "" {

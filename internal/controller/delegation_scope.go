@@ -156,12 +156,19 @@ func (r *DelegationReconciler) checkChain(ctx context.Context, d *v1alpha1.Deleg
 
 // reconcileAgent observes the Agent the task goes to.
 func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
-	ref := s.d.Spec.AgentRef
-	if ref == nil {
+	key, ok := s.d.AgentKey()
+	if !ok {
 		return ctrl.Result{}, nil
 	}
+	// Another namespace's Agent is used only under a grant; a task already
+	// sent is still read and cancelled without one (Gate gates starts only).
+	granted, err := r.granted(ctx, s.d)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.agentObs.NotGranted = !granted
 	var agent v1alpha1.Agent
-	err := r.Get(ctx, types.NamespacedName{Namespace: s.d.Namespace, Name: ref.Name}, &agent)
+	err = r.Get(ctx, key, &agent)
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
 	}
@@ -170,7 +177,7 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 	}
 	s.agent = &agent
 	// A deleting Agent serves the tasks it has (cancels, polls) but starts none.
-	s.agentObs = delegation.Agent{Found: true, CanList: agentio.CanList(&agent),
+	s.agentObs = delegation.Agent{NotGranted: !granted, Found: true, CanList: agentio.CanList(&agent),
 		Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready") && agent.DeletionTimestamp.IsZero()}
 	return ctrl.Result{}, nil
 }

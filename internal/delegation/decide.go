@@ -122,6 +122,10 @@ func Gate(o Observation) Step {
 		if IsGroup(spec) {
 			return Group(o)
 		}
+		if o.Agent.NotGranted {
+			return wait(ReasonAgentNotGranted, fmt.Sprintf("no AgentGrant in namespace %q admits this namespace to Agent %q",
+				spec.AgentRef.Namespace, spec.AgentRef.Name))
+		}
 		if !o.Agent.Found {
 			return wait(ReasonAgentNotFound, fmt.Sprintf("Agent %q not found", spec.AgentRef.Name))
 		}
