@@ -278,6 +278,7 @@ type DelegationSpec struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dlg,categories=tether
 // +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.spec.agentRef.name`
+// +kubebuilder:printcolumn:name="Agent Namespace",type=string,JSONPath=`.spec.agentRef.namespace`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.status.taskID`
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parentRef.name`
