@@ -8,12 +8,14 @@ package controller
 // Shared Agents: a Delegation may name an Agent of another namespace when an
 // AgentGrant in the Agent's namespace admits the Delegation's (Gateway API's
 // ReferenceGrant pattern). The grant is read from the cache in the pass that
-// would send, so a deleted grant stops new sends as soon as the cache sees
-// it; a task already sent goes on (its reads, renewals and cancel are not
+// would send, and again as the send leaves the Agent's pool, so a deleted
+// grant stops new sends as soon as the cache sees it, also those waiting
+// for room; a task already sent goes on (its reads, renewals and cancel are not
 // gated): revoking a grant must not lose work already paid for.
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +59,26 @@ func (r *DelegationReconciler) usersOfAgent(ctx context.Context, o client.Object
 // or stop them.
 func (r *DelegationReconciler) usersOfGrant(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.requestsFor(ctx, "", indexSharedAgent, o.GetNamespace())
+}
+
+// errNotGranted keeps a send that waited for room from leaving once its
+// grant is gone.
+var errNotGranted = errors.New("the send was not made: no AgentGrant admits this namespace to the Agent any more")
+
+// stillGranted is asked as the Delegation's send leaves the Agent's pool
+// (agentio.Target.MayStart): a grant revoked while the send waited for room
+// stops it. nil for an Agent of the Delegation's own namespace.
+func (r *DelegationReconciler) stillGranted(d *v1alpha1.Delegation) func() error {
+	if !d.SharedAgent() {
+		return nil
+	}
+	d = d.DeepCopy()
+	return func() error {
+		if ok, err := r.granted(context.Background(), d); err != nil || !ok {
+			return errNotGranted
+		}
+		return nil
+	}
 }
 
 // granted reports whether the Delegation may use its Agent: always for an

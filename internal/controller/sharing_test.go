@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -191,4 +192,56 @@ func TestAdmissionRefusesBadSharedRefsAndGrants(t *testing.T) {
 	err = k8sClient.Create(ctx, twice)
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(ContainSubstring("Duplicate value"))
+}
+
+// A send waiting for room in the Agent's pool when its grant is revoked
+// never leaves: it waits for a grant again, and is made once one comes.
+// The send that had already left goes on.
+func TestARevokedGrantStopsASendWaitingForRoom(t *testing.T) {
+	e := setupShared(t)
+	ctx := context.Background()
+	e.g.Expect(k8sClient.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: e.agents, Name: "narrow"},
+		Spec: v1alpha1.AgentSpec{URL: e.agent.URL(), PollInterval: &metav1.Duration{Duration: 200 * time.Millisecond},
+			RequestTimeout: &metav1.Duration{Duration: 30 * time.Second}, MaxConcurrentCalls: ptr.To[int32](1)}})).To(Succeed())
+	e.grant("team-a", []string{"narrow"}, e.teamA)
+	to := func(name, text string) {
+		e.g.Expect(k8sClient.Create(ctx, &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.teamA, Name: name},
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "narrow", Namespace: e.agents},
+				Message: &v1alpha1.Message{Text: text}}})).To(Succeed())
+	}
+	held := make(chan struct{})
+	e.agent.holdSends.Store(&held)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(held)
+		}
+	}
+	t.Cleanup(release)
+
+	to("first", "holds the only place")
+	e.g.Eventually(func() int { return e.sendsOf("holds the only place") }, eventually, tick).Should(Equal(1))
+	to("queued", "queued for room")
+	e.g.Eventually(func() string { return e.in(e.teamA).Get(e.g, "queued").Annotations[v1alpha1.AnnotationSendStarted] },
+		eventually, tick).ShouldNot(BeEmpty(), "the send was recorded and handed to the pool")
+
+	e.revoke("team-a")
+	to("probe", "after the revoke")
+	e.waitNotGranted(e.teamA, "probe", "after the revoke") // the operator's cache has seen the revoke
+	release()
+
+	e.in(e.teamA).WaitPhase(e.g, "first", v1alpha1.PhaseSucceeded)
+	e.g.Eventually(func(g Gomega) {
+		d := e.in(e.teamA).Get(g, "queued")
+		g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhasePending))
+		g.Expect(d.Status.Outcome).NotTo(BeNil())
+		g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonAgentNotGranted))
+	}, eventually, tick).Should(Succeed())
+	e.g.Consistently(func() int { return e.sendsOf("queued for room") }, time.Second, tick).Should(BeZero())
+
+	e.grant("team-a-again", nil, e.teamA)
+	e.in(e.teamA).WaitPhase(e.g, "queued", v1alpha1.PhaseSucceeded)
+	e.in(e.teamA).WaitPhase(e.g, "probe", v1alpha1.PhaseSucceeded)
+	e.g.Expect(e.sendsOf("queued for room")).To(Equal(1), "sent once, under the new grant")
 }
