@@ -156,7 +156,7 @@ func TestRenewalsAreNotReorderedByNamespace(t *testing.T) {
 	g.Expect(d.Submit(call("team-a", "soon", KindGet, now.Add(time.Second), false))).To(BeTrue())
 	g.Expect(d.Submit(call("team-b", "later", KindGet, now.Add(5*time.Second), false))).To(BeTrue())
 	close(release)
-	var got []string
+	got := make([]string, 0, 4)
 	for range 4 {
 		got = append(got, <-order)
 	}

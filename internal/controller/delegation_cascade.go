@@ -58,7 +58,8 @@ func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1
 	}
 }
 
-func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v1alpha1.Delegation, agents map[types.NamespacedName]*v1alpha1.Agent) bool {
+func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v1alpha1.Delegation,
+	agents map[types.NamespacedName]*v1alpha1.Agent) bool {
 	hydrateSendStarted(child)
 	if child.Spec.AgentRef == nil || delegation.Settled(child.Status.Phase) {
 		return false
