@@ -245,3 +245,32 @@ func TestARevokedGrantStopsASendWaitingForRoom(t *testing.T) {
 	e.in(e.teamA).WaitPhase(e.g, "probe", v1alpha1.PhaseSucceeded)
 	e.g.Expect(e.sendsOf("queued for room")).To(Equal(1), "sent once, under the new grant")
 }
+
+// A shared Agent's spec.maxConcurrentTasks counts the tasks of every
+// namespace using it, and a task that settles in one namespace lets a
+// waiting one of another start.
+func TestASharedAgentsTaskCapSpansNamespaces(t *testing.T) {
+	e := setupShared(t)
+	ctx := context.Background()
+	e.g.Expect(k8sClient.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: e.agents, Name: "single"},
+		Spec: v1alpha1.AgentSpec{URL: e.agent.URL(), PollInterval: &metav1.Duration{Duration: 200 * time.Millisecond},
+			RequestTimeout: &metav1.Duration{Duration: 2 * time.Second}, MaxConcurrentTasks: ptr.To[int32](1)}})).To(Succeed())
+	e.grant("teams", []string{"single"}, e.teamA, e.teamB)
+	to := func(ns, name, text string) {
+		e.g.Expect(k8sClient.Create(ctx, &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "single", Namespace: e.agents},
+				Message: &v1alpha1.Message{Text: text}}})).To(Succeed())
+	}
+	to(e.teamA, "long", "wait in team a")
+	e.in(e.teamA).WaitPhase(e.g, "long", v1alpha1.PhaseRunning)
+	to(e.teamB, "next", "team b's turn")
+	e.g.Eventually(func(g Gomega) {
+		d := e.in(e.teamB).Get(g, "next")
+		g.Expect(d.Status.Outcome).NotTo(BeNil())
+		g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonAgentAtCapacity))
+	}, eventually, tick).Should(Succeed())
+	e.g.Expect(e.sendsOf("team b's turn")).To(BeZero())
+
+	e.in(e.teamA).Update(e.g, "long", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.in(e.teamB).WaitPhase(e.g, "next", v1alpha1.PhaseSucceeded)
+}
