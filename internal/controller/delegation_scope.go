@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
@@ -164,7 +165,11 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 	// sent is still read and cancelled without one (Gate gates starts only).
 	granted, err := r.granted(ctx, s.d)
 	if err != nil {
-		return ctrl.Result{}, err
+		// The cache holds no namespace this operator does not watch
+		// (watchNamespaces, another shard): nothing there grants anything.
+		logf.FromContext(ctx).V(1).Info("reading the AgentGrants of the Agent's namespace", "agent", key.String(), "error", err.Error())
+		s.agentObs.NotGranted = true
+		return ctrl.Result{}, nil
 	}
 	s.agentObs.NotGranted = !granted
 	var agent v1alpha1.Agent

@@ -274,3 +274,29 @@ func TestASharedAgentsTaskCapSpansNamespaces(t *testing.T) {
 	e.in(e.teamA).Update(e.g, "long", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
 	e.in(e.teamB).WaitPhase(e.g, "next", v1alpha1.PhaseSucceeded)
 }
+
+// An Agent in a namespace the operator does not watch is never granted:
+// the Delegation waits, and nothing is sent.
+func TestASharedAgentOfAnUnwatchedNamespaceIsNotGranted(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	agents, team := newNamespace(t), newNamespace(t)
+	agent := newTestAgent()
+	t.Cleanup(agent.Close)
+	startOperatorIn(t, cfg, []string{team}, testOptions(), nil)
+	g.Expect(k8sClient.Create(ctx, &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: agents, Name: "shared"},
+		Spec: v1alpha1.AgentSpec{URL: agent.URL()}})).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, &v1alpha1.AgentGrant{ObjectMeta: metav1.ObjectMeta{Namespace: agents, Name: "team"},
+		Spec: v1alpha1.AgentGrantSpec{From: []v1alpha1.GrantFrom{{Namespace: team}}}})).To(Succeed())
+	g.Expect(k8sClient.Create(ctx, &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "ask"},
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "shared", Namespace: agents},
+			Message: &v1alpha1.Message{Text: "anyone there"}}})).To(Succeed())
+	in := objects.Namespace{Client: k8sClient, Name: team, Timeout: eventually, Poll: tick}
+	g.Eventually(func(g Gomega) {
+		d := in.Get(g, "ask")
+		g.Expect(d.Status.Outcome).NotTo(BeNil())
+		g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonAgentNotGranted))
+	}, eventually, tick).Should(Succeed())
+	g.Consistently(func() []agentCall { return agent.Calls("SendMessage") }, time.Second, tick).Should(BeEmpty())
+}
