@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Finalizer holds a Delegation until its remote task was cancelled (or the
@@ -30,6 +31,42 @@ type LocalRef struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// AgentRef names the Agent a task goes to: in the Delegation's namespace,
+// or in another namespace whose AgentGrant admits the Delegation's.
+type AgentRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// namespace of the Agent when it is not the Delegation's own. Nothing is
+	// sent until an AgentGrant in that namespace admits this one
+	// (Pending, reason AgentNotGranted).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// AgentKey is the namespace and name of the Agent the Delegation names,
+// false for a group.
+func (d *Delegation) AgentKey() (types.NamespacedName, bool) {
+	ref := d.Spec.AgentRef
+	if ref == nil {
+		return types.NamespacedName{}, false
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = d.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: ref.Name}, true
+}
+
+// SharedAgent reports an agentRef to another namespace's Agent.
+func (d *Delegation) SharedAgent() bool {
+	key, ok := d.AgentKey()
+	return ok && key.Namespace != d.Namespace
 }
 
 // Part is one piece of a message: exactly one of text, url or data.
@@ -165,7 +202,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.agentRef) || has(self.message) || has(self.taskID)",message="a Delegation with agentRef needs a message, or a taskID to adopt"
 // +kubebuilder:validation:XValidation:rule="!(has(self.cancel) && self.cancel && has(self.detach) && self.detach)",message="cancel and detach are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="has(self.parentRef) == has(oldSelf.parentRef) && (!has(self.parentRef) || self.parentRef.name == oldSelf.parentRef.name)",message="parentRef is immutable"
-// +kubebuilder:validation:XValidation:rule="has(self.agentRef) == has(oldSelf.agentRef) && (!has(self.agentRef) || self.agentRef.name == oldSelf.agentRef.name)",message="agentRef is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.agentRef) == has(oldSelf.agentRef) && (!has(self.agentRef) || self.agentRef == oldSelf.agentRef)",message="agentRef is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.message) || (has(self.message) && self.message == oldSelf.message)",message="message is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.taskID) || (has(self.taskID) && self.taskID == oldSelf.taskID)",message="taskID is immutable once set"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replies) || (has(self.replies) && size(self.replies) >= size(oldSelf.replies) && self.replies.slice(0, size(oldSelf.replies)) == oldSelf.replies)",message="replies can only be appended"
@@ -175,7 +212,7 @@ type DelegationSpec struct {
 	// agentRef names the Agent that runs the task. Without it the Delegation is
 	// a group: it sends nothing and settles when its children settle.
 	// +optional
-	AgentRef *LocalRef `json:"agentRef,omitempty"`
+	AgentRef *AgentRef `json:"agentRef,omitempty"`
 	// skill asks for one of the agent's skills.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
@@ -241,6 +278,7 @@ type DelegationSpec struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=dlg,categories=tether
 // +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.spec.agentRef.name`
+// +kubebuilder:printcolumn:name="Agent Namespace",type=string,JSONPath=`.spec.agentRef.namespace`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Task",type=string,JSONPath=`.status.taskID`
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parentRef.name`

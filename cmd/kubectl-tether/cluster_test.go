@@ -184,14 +184,14 @@ func newScene(t *testing.T) *scene {
 			Budget: &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 10000, "calls": 20}},
 		}},
 		child: &v1alpha1.Delegation{ObjectMeta: meta("child"), Spec: v1alpha1.DelegationSpec{
-			AgentRef:  &v1alpha1.LocalRef{Name: "researcher"},
+			AgentRef:  &v1alpha1.AgentRef{Name: "researcher"},
 			ParentRef: &v1alpha1.LocalRef{Name: "root"},
 			Message:   &v1alpha1.Message{Text: "find three sources on tidal power"},
 			Lease:     &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: 30 * time.Second}},
 			Budget:    &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 4000, "calls": 5}},
 		}},
 		grandchild: &v1alpha1.Delegation{ObjectMeta: meta("grandchild"), Spec: v1alpha1.DelegationSpec{
-			AgentRef:  &v1alpha1.LocalRef{Name: "writer"},
+			AgentRef:  &v1alpha1.AgentRef{Name: "writer"},
 			ParentRef: &v1alpha1.LocalRef{Name: "child"},
 			Message:   &v1alpha1.Message{Text: "summarize the sources"},
 			Budget:    &v1alpha1.BudgetSpec{Meters: map[string]int64{"tokens": 1000, "calls": 1}},

@@ -119,7 +119,7 @@ func uiScene(t *testing.T, name string) string {
 			d.Spec.ParentRef = &v1alpha1.LocalRef{Name: it.parent}
 		}
 		if it.agent != "" {
-			d.Spec.AgentRef = &v1alpha1.LocalRef{Name: it.agent}
+			d.Spec.AgentRef = &v1alpha1.AgentRef{Name: it.agent}
 			d.Spec.Message = &v1alpha1.Message{Text: "work on " + it.name}
 		}
 		if it.lease {

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
@@ -86,9 +84,9 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var agent *v1alpha1.Agent
-	if d.Spec.AgentRef != nil {
+	if key, ok := d.AgentKey(); ok {
 		a := &v1alpha1.Agent{}
-		if e.c.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: d.Spec.AgentRef.Name}, a) == nil {
+		if e.c.Get(ctx, key, a) == nil {
 			agent = a
 		}
 	}

@@ -101,6 +101,24 @@ Budget:         none
 `,
 		},
 		{
+			name: "a task for another namespace's Agent, waiting for a grant",
+			d: dlg("ask", "shared", v1alpha1.PhasePending, time.Minute,
+				outcome("AgentNotGranted", "", `no AgentGrant in namespace "platform" admits this namespace to Agent "shared"`),
+				func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Namespace = "platform" }),
+			want: `Name:           ask
+Namespace:      default
+Agent:          platform/shared
+Parent:         -
+Phase:          Pending
+Reason:         AgentNotGranted
+Message:        no AgentGrant in namespace "platform" admits this namespace to Agent "shared"
+Task:           -
+Started:        -
+Lease:          none
+Budget:         none
+`,
+		},
+		{
 			name: "a group nobody has looked at yet",
 			d: dlg("batch", "", "", time.Minute, func(d *v1alpha1.Delegation) {
 				d.Spec.Lease = nil

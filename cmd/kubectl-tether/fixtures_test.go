@@ -27,7 +27,7 @@ func dlg(name, agent string, phase v1alpha1.Phase, ago time.Duration, opts ...fu
 	d.Name, d.Namespace = name, "default"
 	d.CreationTimestamp = metav1.NewTime(now.Add(-ago))
 	if agent != "" {
-		d.Spec.AgentRef = &v1alpha1.LocalRef{Name: agent}
+		d.Spec.AgentRef = &v1alpha1.AgentRef{Name: agent}
 	}
 	d.Status.Phase = phase
 	for _, o := range opts {

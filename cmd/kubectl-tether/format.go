@@ -95,12 +95,17 @@ func orNone(s string) string {
 	return s
 }
 
-// agentOf names the Delegation's Agent, or says it is a group.
+// agentOf names the Delegation's Agent (with its namespace when it is
+// another namespace's), or says it is a group.
 func agentOf(d *v1alpha1.Delegation) string {
-	if d.Spec.AgentRef == nil {
+	key, ok := d.AgentKey()
+	switch {
+	case !ok:
 		return "(group)"
+	case d.SharedAgent():
+		return key.String()
 	}
-	return d.Spec.AgentRef.Name
+	return key.Name
 }
 
 func phaseOf(d *v1alpha1.Delegation) string {

@@ -93,6 +93,8 @@ type Call struct {
 	// sends: the call sends a Delegation's first message (its leaving is
 	// recorded); lookUp: it looks such a send's task up.
 	sends, lookUp bool
+	// mayStart: see Target.MayStart.
+	mayStart func() error
 	// leaveBy: a send that has not left by then never leaves (its deadline
 	// was recorded from it); proofAfter: a look-up that finds no task proves
 	// nothing before it, unless this process made the send itself.

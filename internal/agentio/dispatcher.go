@@ -173,6 +173,7 @@ func (d *Dispatcher) run(q *pending, p *pool) {
 	res.Class = a2a.Classify(res.Err)
 	res.Queued, res.Finished = q.queued, time.Now()
 	d.mu.Lock()
+	p.freed(q)
 	if c.Kind == KindGet {
 		p.reads--
 		p.readAnswered(res, started, res.Finished.Sub(started), allowed)
@@ -265,6 +266,7 @@ func (d *Dispatcher) dropLocked(key Key) bool {
 		for i, x := range p.queues[prio] {
 			if x == q {
 				p.queues[prio] = append(p.queues[prio][:i:i], p.queues[prio][i+1:]...)
+				p.dequeued(q, prio)
 				break
 			}
 		}

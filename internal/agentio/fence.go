@@ -51,6 +51,9 @@ func (d *Dispatcher) refusal(c Call) error {
 	if c.sends && !c.leaveBy.IsZero() && time.Now().After(c.leaveBy) {
 		return errLeaveByPassed
 	}
+	if c.sends && c.mayStart != nil {
+		return c.mayStart()
+	}
 	return nil
 }
 

@@ -35,6 +35,11 @@ var (
 		"A2A calls waiting for room in the Agent's pool.", []string{agentLabel}, nil)
 	callsOldestWait = prometheus.NewDesc("tether_agent_calls_oldest_wait_seconds",
 		"How long the oldest call queued for the Agent's pool has waited (0 when none waits).", []string{agentLabel}, nil)
+	namespaceCallsInFlight = prometheus.NewDesc("tether_agent_namespace_calls_in_flight",
+		"Places of the Agent's pool held by calls of Delegations of the namespace (an Agent shared by AgentGrants splits them fairly).",
+		[]string{agentLabel, "namespace"}, nil)
+	namespaceCallsQueued = prometheus.NewDesc("tether_agent_namespace_calls_queued",
+		"Calls of Delegations of the namespace waiting for room in the Agent's pool.", []string{agentLabel, "namespace"}, nil)
 	scheduledTasks = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tether_scheduled_tasks", Help: "Running tasks the renewal and poll scheduler follows.",
 	})
@@ -84,6 +89,8 @@ func (p poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- callsInFlight
 	ch <- callsQueued
 	ch <- callsOldestWait
+	ch <- namespaceCallsInFlight
+	ch <- namespaceCallsQueued
 }
 
 func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
@@ -96,6 +103,10 @@ func (p poolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(callsInFlight, prometheus.GaugeValue, float64(s.Running), s.Agent)
 		ch <- prometheus.MustNewConstMetric(callsQueued, prometheus.GaugeValue, float64(s.Queued), s.Agent)
 		ch <- prometheus.MustNewConstMetric(callsOldestWait, prometheus.GaugeValue, wait, s.Agent)
+		for _, n := range s.Namespaces {
+			ch <- prometheus.MustNewConstMetric(namespaceCallsInFlight, prometheus.GaugeValue, float64(n.Running), s.Agent, n.Namespace)
+			ch <- prometheus.MustNewConstMetric(namespaceCallsQueued, prometheus.GaugeValue, float64(n.Queued), s.Agent, n.Namespace)
+		}
 	}
 }
 

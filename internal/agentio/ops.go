@@ -32,6 +32,10 @@ type Target struct {
 	// is its child. TaskID names the task, when known, for those spans.
 	Trace  trace.SpanContext
 	TaskID string
+	// MayStart, when set, is asked as a send (not any other call) leaves
+	// its pool: an error keeps it from leaving, answered as never made (a
+	// revoked AgentGrant stops a send that waited for room).
+	MayStart func() error
 }
 
 // SendRequest sends a Delegation's first message.
@@ -101,7 +105,7 @@ func (d *Dispatcher) Send(key types.NamespacedName, t Target, req SendRequest, l
 	c := d.newCall(key, KindStart, t, true, false, func(ctx context.Context, c a2a.Client) Answer {
 		return answer(c.Send(ctx, req))
 	})
-	c.sends, c.leaveBy = true, leaveBy
+	c.sends, c.leaveBy, c.mayStart = true, leaveBy, t.MayStart
 	return d.Submit(c)
 }
 

@@ -23,6 +23,9 @@ type PoolStats struct {
 	Running      int
 	Queued       int
 	OldestQueued time.Time
+	// Namespaces is the load by the calling Delegations' namespaces
+	// (fairshare.go).
+	Namespaces []NamespaceLoad
 }
 
 type pool struct {
@@ -30,6 +33,10 @@ type pool struct {
 	size    int
 	running int
 	queues  [priorities][]*pending
+	// waiting counts each queue's calls by namespace, busy the places each
+	// namespace holds (fairshare.go).
+	waiting [priorities]map[string]int
+	busy    map[string]int
 	// reads runs now; readLimit is how many may (readlimit.go).
 	reads     int
 	readLimit float64
@@ -83,6 +90,8 @@ func (d *Dispatcher) work(p *pool) {
 			if q != nil { // the pool shrank: leave the call to another worker
 				prio := q.call.priority()
 				p.queues[prio] = append([]*pending{q}, p.queues[prio]...)
+				p.freed(q)
+				p.queued(q, prio)
 			}
 			if p.running == 0 && p.empty() {
 				delete(d.pools, p.agent)
@@ -99,11 +108,13 @@ func (d *Dispatcher) work(p *pool) {
 		d.acquire(q.call)
 		d.mu.Lock()
 		if d.calls[q.call.Key] != q { // dropped while it waited for memory
+			p.freed(q)
 			d.mu.Unlock()
 			d.release(q.call)
 			continue
 		}
 		if err := d.refusal(q.call); err != nil { // decided as it would leave (fence.go)
+			p.freed(q)
 			d.mu.Unlock()
 			d.release(q.call)
 			d.refuse(q, err)
@@ -130,24 +141,27 @@ func (d *Dispatcher) spawn(p *pool) {
 	}
 }
 
+// next takes the call to run from the first queue that has one that may
+// run, and gives it a place.
 func (p *pool) next() *pending {
 	readsFull := p.reads >= p.readAllowance()
+	// Reads wait for the read limit; other work of a queue (a look-up, a
+	// send) behind them still runs.
+	may := func(q *pending) bool { return !readsFull || q.call.Kind != KindGet }
 	for i := range p.queues {
-		if readsFull && len(p.queues[i]) > 0 && p.queues[i][0].call.Kind == KindGet {
-			// Reads wait for the read limit; other work of this queue
-			// (a look-up, a send) behind them still runs.
-			if j := slices.IndexFunc(p.queues[i], func(q *pending) bool { return q.call.Kind != KindGet }); j >= 0 {
-				q := p.queues[i][j]
-				p.queues[i] = slices.Delete(p.queues[i], j, j+1)
-				return q
-			}
+		j := p.pick(i, may)
+		if j < 0 {
 			continue
 		}
-		if len(p.queues[i]) > 0 {
-			q := p.queues[i][0]
+		q := p.queues[i][j]
+		if j == 0 {
 			p.queues[i] = p.queues[i][1:]
-			return q
+		} else {
+			p.queues[i] = slices.Delete(p.queues[i], j, j+1)
 		}
+		p.dequeued(q, i)
+		p.taken(q)
+		return q
 	}
 	return nil
 }
@@ -167,7 +181,7 @@ func (d *Dispatcher) Stats() []PoolStats {
 	defer d.mu.Unlock()
 	out := make([]PoolStats, 0, len(d.pools))
 	for _, p := range d.pools {
-		s := PoolStats{Agent: p.agent.String(), Running: p.running}
+		s := PoolStats{Agent: p.agent.String(), Running: p.running, Namespaces: p.loads()}
 		for i := range p.queues {
 			s.Queued += len(p.queues[i])
 			for _, q := range p.queues[i] {

@@ -51,6 +51,7 @@ func (p *pool) readAllowance() int {
 // the rest in submission order.
 func (p *pool) enqueue(q *pending) {
 	prio := q.call.priority()
+	p.queued(q, prio)
 	if q.call.Kind != KindGet || q.call.poll {
 		p.queues[prio] = append(p.queues[prio], q)
 		return

@@ -89,7 +89,7 @@ func TestAdmissionFreezesWhatShapedAStartedTask(t *testing.T) {
 	ctx := context.Background()
 	create := func(name string, mutate func(*v1alpha1.Delegation)) *v1alpha1.Delegation {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-			AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
+			AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
 			Tenant: "t1", Skill: "s1", Lease: &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: time.Minute}},
 		}}
 		if mutate != nil {

@@ -9,7 +9,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -62,7 +61,7 @@ func (r *AgentReconciler) reconcileFinalizer(ctx context.Context, agent *v1alpha
 // and have not settled (a cancel may still be needed).
 func (r *AgentReconciler) unsettledUsers(ctx context.Context, agent *v1alpha1.Agent) (int, error) {
 	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(agent.Namespace), client.MatchingFields{indexAgent: agent.Name}); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{indexAgent: agentIndexValue(client.ObjectKeyFromObject(agent))}); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -79,10 +78,13 @@ func (r *AgentReconciler) unsettledUsers(ctx context.Context, agent *v1alpha1.Ag
 // reconcile reads the card).
 func (r *AgentReconciler) deletingAgentOf(ctx context.Context, o client.Object) []reconcile.Request {
 	d, ok := o.(*v1alpha1.Delegation)
-	if !ok || d.Spec.AgentRef == nil {
+	if !ok {
 		return nil
 	}
-	key := types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.AgentRef.Name}
+	key, ok := d.AgentKey()
+	if !ok {
+		return nil
+	}
 	var agent v1alpha1.Agent
 	if err := r.Get(ctx, key, &agent); err != nil || agent.DeletionTimestamp.IsZero() {
 		return nil

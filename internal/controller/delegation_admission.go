@@ -25,7 +25,7 @@ func (r *DelegationReconciler) admit(ctx context.Context, s *scope) (wait *deleg
 	}
 	limit := int(*s.agent.Spec.MaxConcurrentTasks)
 	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(s.d.Namespace), client.MatchingFields{indexAgent: s.agent.Name},
+	if err := r.List(ctx, &list, client.MatchingFields{indexAgent: agentIndexValue(client.ObjectKeyFromObject(s.agent))},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}

@@ -73,7 +73,9 @@ func (r *DelegationReconciler) lookUpRequest(d *v1alpha1.Delegation) agentio.Loo
 func (r *DelegationReconciler) dispatchSend(s *scope) {
 	r.memory.sentTerms.Store(client.ObjectKeyFromObject(s.d),
 		sentTerms{marker: s.d.Status.SendStarted.DeepCopy(), deadline: s.d.Status.Deadline.DeepCopy()})
-	r.Calls.Send(client.ObjectKeyFromObject(s.d), r.target(s.d, s.agent), r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))),
+	t := r.target(s.d, s.agent)
+	t.MayStart = r.stillGranted(s.d)
+	r.Calls.Send(client.ObjectKeyFromObject(s.d), t, r.sendRequest(s, delegation.ContextID(&s.d.Spec, string(s.d.UID))),
 		s.sendLeaveBy)
 }
 

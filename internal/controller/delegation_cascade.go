@@ -26,7 +26,7 @@ func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1
 	if !r.memory.cascaded.first(client.ObjectKeyFromObject(root), root.UID) {
 		return
 	}
-	agents := map[string]*v1alpha1.Agent{}
+	agents := map[types.NamespacedName]*v1alpha1.Agent{}
 	queue := []*v1alpha1.Delegation{root}
 	seen := map[types.UID]bool{root.UID: true} // parentRefs may form a cycle
 	sent := 0
@@ -58,7 +58,8 @@ func (r *DelegationReconciler) cascadeCancel(ctx context.Context, root *v1alpha1
 	}
 }
 
-func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v1alpha1.Delegation, agents map[string]*v1alpha1.Agent) bool {
+func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v1alpha1.Delegation,
+	agents map[types.NamespacedName]*v1alpha1.Agent) bool {
 	hydrateSendStarted(child)
 	if child.Spec.AgentRef == nil || delegation.Settled(child.Status.Phase) {
 		return false
@@ -66,14 +67,14 @@ func (r *DelegationReconciler) dispatchChildCancel(ctx context.Context, child *v
 	// Also a child not sent yet, as far as this cache shows: from now on its
 	// send never leaves (the Dispatcher refuses a send while a cancel of its
 	// Delegation is on its way), and a send on its way is waited for.
-	name := child.Spec.AgentRef.Name
-	agent, ok := agents[name]
+	key, _ := child.AgentKey()
+	agent, ok := agents[key]
 	if !ok {
 		agent = &v1alpha1.Agent{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: child.Namespace, Name: name}, agent); err != nil {
+		if err := r.Get(ctx, key, agent); err != nil {
 			agent = nil
 		}
-		agents[name] = agent
+		agents[key] = agent
 	}
 	if agent == nil {
 		return false

@@ -170,12 +170,10 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
-	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexAgent, func(o client.Object) []string {
-		if a := o.(*v1alpha1.Delegation).Spec.AgentRef; a != nil {
-			return []string{a.Name}
-		}
-		return nil
-	}); err != nil {
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexAgent, agentOf); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexSharedAgent, sharedAgentNamespace); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexWaiting, func(o client.Object) []string {
@@ -191,7 +189,8 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
 		// A send's answer goes ahead of other work (see enqueueFirst).
 		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
-		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.byIndex(indexAgent)), builder.WithPredicates(agentChanged())).
+		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
+		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {
@@ -231,16 +230,16 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonBudgetExhausted, cur.Name, q)
 			}
 			enqueue(ctx, cur, delegation.ChildChanged(old, cur), children, q)
-			if cur.Spec.AgentRef != nil && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
+			if agent, ok := cur.AgentKey(); ok && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
 				// A settled task frees a place at its Agent.
-				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonAgentAtCapacity, cur.Spec.AgentRef.Name, q)
+				r.enqueueWaitingForAgent(ctx, agent, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if d, ok := e.Object.(*v1alpha1.Delegation); ok {
 				enqueue(ctx, d, true, true, q)
-				if d.Spec.AgentRef != nil {
-					r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonAgentAtCapacity, d.Spec.AgentRef.Name, q)
+				if agent, ok := d.AgentKey(); ok {
+					r.enqueueWaitingForAgent(ctx, agent, q)
 				}
 			}
 		},

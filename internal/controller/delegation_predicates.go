@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +58,8 @@ func waitingFor(d *v1alpha1.Delegation) []string {
 	case o.Reason == delegation.ReasonBudgetExhausted && d.Spec.ParentRef != nil:
 		return []string{waitingKey(o.Reason, d.Spec.ParentRef.Name)}
 	case o.Reason == delegation.ReasonAgentAtCapacity && d.Spec.AgentRef != nil:
-		return []string{waitingKey(o.Reason, d.Spec.AgentRef.Name)}
+		agent, _ := d.AgentKey()
+		return []string{waitingKey(o.Reason, agentIndexValue(agent))}
 	}
 	return nil
 }
@@ -71,6 +73,13 @@ func (r *DelegationReconciler) enqueueWaiting(ctx context.Context, ns, reason, n
 	for _, req := range r.requestsFor(ctx, ns, indexWaiting, waitingKey(reason, name)) {
 		q.Add(req)
 	}
+}
+
+// enqueueWaitingForAgent enqueues the Delegations of every namespace that
+// wait for a place at the Agent (a shared Agent's places are shared).
+func (r *DelegationReconciler) enqueueWaitingForAgent(ctx context.Context, agent types.NamespacedName,
+	q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	r.enqueueWaiting(ctx, "", delegation.ReasonAgentAtCapacity, agentIndexValue(agent), q)
 }
 
 // agentChanged lets an Agent event through unless only its refresh time

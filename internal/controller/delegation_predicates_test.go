@@ -55,8 +55,9 @@ func TestAgentChangedIgnoresARefreshAlone(t *testing.T) {
 // what it waits on.
 func TestWaitingForIndexesOnlyWaitingDelegations(t *testing.T) {
 	d := func(phase v1alpha1.Phase, reason string) *v1alpha1.Delegation {
-		x := &v1alpha1.Delegation{Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
+		x := &v1alpha1.Delegation{Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"},
 			ParentRef: &v1alpha1.LocalRef{Name: "parent"}}}
+		x.Namespace = "team"
 		x.Status.Phase = phase
 		if reason != "" {
 			x.Status.Outcome = &v1alpha1.Outcome{Reason: reason}
@@ -68,7 +69,7 @@ func TestWaitingForIndexesOnlyWaitingDelegations(t *testing.T) {
 		d    *v1alpha1.Delegation
 		want []string
 	}{
-		{"waiting for a place at its Agent", d(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity), []string{"AgentAtCapacity/agent"}},
+		{"waiting for a place at its Agent", d(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity), []string{"AgentAtCapacity/team/agent"}},
 		{"waiting for its parent's budget", d(v1alpha1.PhasePending, delegation.ReasonBudgetExhausted), []string{"BudgetExhausted/parent"}},
 		{"running", d(v1alpha1.PhaseRunning, delegation.ReasonSent), nil},
 		{"settled with a waiting reason", d(v1alpha1.PhaseCanceled, delegation.ReasonAgentAtCapacity), nil},

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agentio"
@@ -156,12 +157,23 @@ func (r *DelegationReconciler) checkChain(ctx context.Context, d *v1alpha1.Deleg
 
 // reconcileAgent observes the Agent the task goes to.
 func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ctrl.Result, error) {
-	ref := s.d.Spec.AgentRef
-	if ref == nil {
+	key, ok := s.d.AgentKey()
+	if !ok {
 		return ctrl.Result{}, nil
 	}
+	// Another namespace's Agent is used only under a grant; a task already
+	// sent is still read and cancelled without one (Gate gates starts only).
+	granted, err := r.granted(ctx, s.d)
+	if err != nil {
+		// The cache holds no namespace this operator does not watch
+		// (watchNamespaces, another shard): nothing there grants anything.
+		logf.FromContext(ctx).V(1).Info("reading the AgentGrants of the Agent's namespace", "agent", key.String(), "error", err.Error())
+		s.agentObs.NotGranted = true
+		return ctrl.Result{}, nil
+	}
+	s.agentObs.NotGranted = !granted
 	var agent v1alpha1.Agent
-	err := r.Get(ctx, types.NamespacedName{Namespace: s.d.Namespace, Name: ref.Name}, &agent)
+	err = r.Get(ctx, key, &agent)
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
 	}
@@ -170,7 +182,7 @@ func (r *DelegationReconciler) reconcileAgent(ctx context.Context, s *scope) (ct
 	}
 	s.agent = &agent
 	// A deleting Agent serves the tasks it has (cancels, polls) but starts none.
-	s.agentObs = delegation.Agent{Found: true, CanList: agentio.CanList(&agent),
+	s.agentObs = delegation.Agent{NotGranted: !granted, Found: true, CanList: agentio.CanList(&agent),
 		Ready: meta.IsStatusConditionTrue(agent.Status.Conditions, "Ready") && agent.DeletionTimestamp.IsZero()}
 	return ctrl.Result{}, nil
 }

@@ -78,6 +78,12 @@ func (r *DelegationReconciler) carryOut(ctx context.Context, s *scope, step dele
 	switch {
 	case step.Plan == delegation.PlanGiveUp:
 		return sendNext{record: &step.Record}
+	case step.Plan == delegation.PlanSend && s.agentObs.NotGranted:
+		// A send is made again only under a grant (one stopped as it
+		// would leave, or whose look-up proved it never arrived); a grant
+		// wakes this Delegation.
+		rec := delegation.NotGranted(&s.d.Spec).Record()
+		return sendNext{record: &rec}
 	case step.Note != "":
 		rec := delegation.SendNoted(st, step.Note)
 		return sendNext{record: &rec, res: ctrl.Result{RequeueAfter: retryDelay(s.now, sendSince(st, s.now))}}

@@ -57,10 +57,11 @@ func (r *DelegationReconciler) runningTasks(ctx context.Context) map[types.Names
 	out := map[types.NamespacedName]agentio.Follow{}
 	for i := range list.Items {
 		d := &list.Items[i]
-		if d.Spec.AgentRef == nil {
+		key, ok := d.AgentKey()
+		if !ok {
 			continue
 		}
-		agent := byName[types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.AgentRef.Name}]
+		agent := byName[key]
 		if followed(d, agent) {
 			out[client.ObjectKeyFromObject(d)] = r.followOf(d, agent)
 		}

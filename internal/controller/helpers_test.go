@@ -66,7 +66,7 @@ func (e *env) createAgent(name, url string, mutate ...func(*v1alpha1.Agent)) {
 // task builds a Delegation to Agent "agent" with the given message text.
 func (e *env) task(name, text string, mutate ...func(*v1alpha1.Delegation)) *v1alpha1.Delegation {
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"},
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"},
 		Message:  &v1alpha1.Message{Text: text},
 	}}
 	for _, m := range mutate {

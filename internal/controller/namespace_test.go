@@ -64,7 +64,7 @@ func TestDeletingANamespaceCancelsEveryRunningTask(t *testing.T) {
 	const n = 50
 	for i := range n {
 		g.Expect(c.Create(ctx, &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: fmt.Sprintf("task-%02d", i)},
-			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "wait"}}})).To(Succeed())
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "wait"}}})).To(Succeed())
 	}
 	var tasks []string
 	g.Eventually(func(g Gomega) {

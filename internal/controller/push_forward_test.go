@@ -61,7 +61,7 @@ func TestStandbyHandsNotificationsToTheLeader(t *testing.T) {
 	defer cancel()
 	ns := newNamespace(t)
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
 	g.Expect(k8sClient.Create(ctx, d)).To(Succeed())
 	d.Status.TaskID = "task-1"
 	g.Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())

@@ -64,7 +64,7 @@ func TestPushReceiverRefusesUnauthenticatedBodiesUnread(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
 	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
 
 	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)

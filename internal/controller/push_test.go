@@ -64,7 +64,7 @@ func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
 	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
 	d.Status.TaskID = "task-1"
 	g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
@@ -109,7 +109,7 @@ func TestPushTokenIsBoundToTheSendAndExpires(t *testing.T) {
 	future, past := metav1.NewTime(time.Now().Add(time.Hour)), metav1.NewTime(time.Now().Add(-time.Second))
 	create := func(name string, status v1alpha1.DelegationStatus) *v1alpha1.Delegation {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-			AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+			AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
 		g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
 		d.Status = status
 		g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())

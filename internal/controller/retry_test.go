@@ -136,7 +136,7 @@ func retryPolicy(maxAttempts int32, initial time.Duration) *v1alpha1.RetryPolicy
 }
 
 func toAgent(name string) func(*v1alpha1.Delegation) {
-	return func(d *v1alpha1.Delegation) { d.Spec.AgentRef = &v1alpha1.LocalRef{Name: name} }
+	return func(d *v1alpha1.Delegation) { d.Spec.AgentRef = &v1alpha1.AgentRef{Name: name} }
 }
 
 func budgetOf(n int64) func(*v1alpha1.Delegation) { return withBudget(v1alpha1.Meters{"tokens": n}) }

@@ -45,7 +45,7 @@ func TestAdmissionRefusesBadRetryPolicies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"}, Spec: v1alpha1.DelegationSpec{
-				AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}, Retry: &tt.retry,
+				AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}, Retry: &tt.retry,
 			}}
 			err := k8sClient.Create(context.Background(), d)
 			g.Expect(err).To(HaveOccurred())
@@ -56,7 +56,7 @@ func TestAdmissionRefusesBadRetryPolicies(t *testing.T) {
 	g := NewWithT(t)
 	three := int32(3)
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "good"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
 		Retry: &v1alpha1.RetryPolicy{MaxAttempts: 3, On: []v1alpha1.RetryClass{"Transient", "Unreachable"},
 			Backoff: &v1alpha1.Backoff{Initial: dur(0), Max: dur(time.Minute), Factor: &three}},
 	}}

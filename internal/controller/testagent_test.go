@@ -81,6 +81,10 @@ type testAgent struct {
 	// (nanoseconds) before the agent stores its task: a look-up made
 	// meanwhile finds nothing, as at an agent that stores a task late.
 	holdSendsUpTo atomic.Int64
+	// gateSends, when set, is called with each first message's text before
+	// the agent takes it and holds it until it returns (false: the caller
+	// gave up): a test lets sends through one at a time.
+	gateSends atomic.Pointer[func(ctx context.Context, text string) bool]
 	// store is the agent's task store, to see which tasks started.
 	store *taskstore.InMemory
 
@@ -194,7 +198,7 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 			<-r.Context().Done()
 			return
 		}
-		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && !ta.holdSend(r.Context()) {
+		if req.Method == "SendMessage" && req.Params.Message.TaskID == "" && !ta.holdSend(r.Context(), c.Text) {
 			return
 		}
 		if req.Method == "SubscribeToTask" && ta.misbehaveOnStream(w, r, req.Params.ID) {
@@ -239,9 +243,12 @@ func (ta *testAgent) record(next http.Handler) http.Handler {
 	})
 }
 
-// holdSend holds a first message as holdSends and holdSendsUpTo say; false
+// holdSend holds a first message as gateSends, holdSends and holdSendsUpTo say; false
 // when the caller gave up meanwhile.
-func (ta *testAgent) holdSend(ctx context.Context) bool {
+func (ta *testAgent) holdSend(ctx context.Context, text string) bool {
+	if gate := ta.gateSends.Load(); gate != nil && !(*gate)(ctx, text) {
+		return false
+	}
 	if held := ta.holdSends.Load(); held != nil {
 		select {
 		case <-*held:

@@ -24,7 +24,7 @@ func TestAdmissionRefusesBadDelegations(t *testing.T) {
 	ns := newNamespace(t)
 	valid := func(name string) *v1alpha1.Delegation {
 		return &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-			AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
+			AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"},
 		}}
 	}
 	tests := []struct {
@@ -79,7 +79,7 @@ func TestAdmissionRefusesChangesToWhatWasSent(t *testing.T) {
 	parent := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parent"}}
 	g.Expect(k8sClient.Create(context.Background(), parent)).To(Succeed())
 	orig := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "agent"}, ParentRef: &v1alpha1.LocalRef{Name: "parent"},
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, ParentRef: &v1alpha1.LocalRef{Name: "parent"},
 		Message: &v1alpha1.Message{Text: "hi"}, Replies: replies("one", "two"), Cancel: true,
 	}}
 	g.Expect(k8sClient.Create(context.Background(), orig)).To(Succeed())

@@ -129,7 +129,7 @@ func TestGivingUpOnASendKeepsTheReservation(t *testing.T) {
 	g.Expect(step.Outcome.Reason).To(Equal(ReasonSendOutcomeUnknown))
 	st := &v1alpha1.DelegationStatus{Outcome: &step.Outcome}
 	reservation := v1alpha1.Meters{"tokens": 10}
-	g.Expect(Charge(&v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}, st, reservation)).To(Equal(reservation))
+	g.Expect(Charge(&v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}}, st, reservation)).To(Equal(reservation))
 }
 
 // The clock alone never settles a send without a task id: the Gate starts
@@ -140,7 +140,7 @@ func TestGateLeavesASendWithoutATaskIDToTheEvidence(t *testing.T) {
 	obs := func(last v1alpha1.SendResult, canList bool) Observation {
 		return Observation{
 			Now:  started.Add(24 * time.Hour),
-			Spec: &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, Message: &v1alpha1.Message{Text: "x"}},
+			Spec: &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}, Message: &v1alpha1.Message{Text: "x"}},
 			Status: &v1alpha1.DelegationStatus{Phase: v1alpha1.PhasePending, SendStarted: &started, SendResult: last,
 				StartTime: &started},
 			Agent: Agent{Found: true, Ready: true, CanList: canList},
@@ -160,7 +160,7 @@ func TestGateLeavesASendWithoutATaskIDToTheEvidence(t *testing.T) {
 
 func TestKeepsTryingSaysUntilWhen(t *testing.T) {
 	g := NewWithT(t)
-	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "worker"}}
+	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "worker"}}
 	g.Expect(KeepsTrying(spec, &v1alpha1.DelegationStatus{})).To(Equal(`no deadline: tried for as long as Agent "worker" exists`))
 	deadline := metav1.NewTime(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	g.Expect(KeepsTrying(spec, &v1alpha1.DelegationStatus{Deadline: &deadline})).To(Equal("tried until the deadline 2026-12-03T10:00:00Z"))
@@ -194,7 +194,7 @@ func TestReplyClaimIsGivenBackOnlyWhenNothingArrived(t *testing.T) {
 }
 
 func TestChildOfADeletingParentThatNeverStartedWaits(t *testing.T) {
-	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, ParentRef: &v1alpha1.LocalRef{Name: "p"},
+	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}, ParentRef: &v1alpha1.LocalRef{Name: "p"},
 		Message: &v1alpha1.Message{Text: "x"}}
 	now := time.Unix(1000, 0)
 	started := metav1.NewTime(now)

@@ -103,7 +103,7 @@ func TestLedgerAddsUp(t *testing.T) {
 func TestChargeFollowsTheRefundRules(t *testing.T) {
 	reservation := v1alpha1.Meters{"tokens": 100}
 	reported := &v1alpha1.BudgetStatus{Reported: v1alpha1.Meters{"tokens": 30}}
-	agentTask := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}
+	agentTask := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}}
 	group := &v1alpha1.DelegationSpec{}
 	settled := func(reason string, b *v1alpha1.BudgetStatus) *v1alpha1.DelegationStatus {
 		return &v1alpha1.DelegationStatus{Outcome: &v1alpha1.Outcome{Reason: reason}, Budget: b}

@@ -86,6 +86,13 @@ func Progress(phase v1alpha1.Phase, reason, msg string) Record {
 	return Record{Phase: phase, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
 }
 
+// NotGranted waits for an AgentGrant that admits the Delegation's namespace
+// to the Agent of another namespace it names.
+func NotGranted(spec *v1alpha1.DelegationSpec) Step {
+	return wait(ReasonAgentNotGranted, fmt.Sprintf("no AgentGrant in namespace %q admits this namespace to Agent %q",
+		spec.AgentRef.Namespace, spec.AgentRef.Name))
+}
+
 func wait(reason, msg string) Step {
 	return Step{Kind: StepWait, Phase: v1alpha1.PhasePending, Outcome: v1alpha1.Outcome{Reason: reason, Message: msg}}
 }
@@ -121,6 +128,9 @@ func Gate(o Observation) Step {
 		}
 		if IsGroup(spec) {
 			return Group(o)
+		}
+		if o.Agent.NotGranted {
+			return NotGranted(spec)
 		}
 		if !o.Agent.Found {
 			return wait(ReasonAgentNotFound, fmt.Sprintf("Agent %q not found", spec.AgentRef.Name))

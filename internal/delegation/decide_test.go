@@ -29,7 +29,7 @@ func observe(changes ...change) Observation {
 	o := Observation{
 		Now: now,
 		Spec: &v1alpha1.DelegationSpec{
-			AgentRef: &v1alpha1.LocalRef{Name: "echo"},
+			AgentRef: &v1alpha1.AgentRef{Name: "echo"},
 			Message:  &v1alpha1.Message{Text: "summarise the report"},
 		},
 		Status: &v1alpha1.DelegationStatus{},
@@ -89,6 +89,13 @@ func treeError(msg string) change {
 
 func agent(found, ready bool) change {
 	return func(o *Observation) { o.Agent = Agent{Found: found, Ready: ready} }
+}
+
+// sharedNotGranted: the Agent is in namespace "platform", whose grants do
+// not admit the Delegation's namespace.
+func sharedNotGranted(o *Observation) {
+	o.Spec.AgentRef.Namespace = "platform"
+	o.Agent = Agent{NotGranted: true}
 }
 
 func asGroup(o *Observation) {
@@ -315,6 +322,11 @@ func TestGate(t *testing.T) {
 		{"a Delegation waits for a missing Agent", observe(agent(false, false)), waitFor(ReasonAgentNotFound, `Agent "echo" not found`)},
 		{"a Delegation waits for an Agent that is not Ready", observe(agent(true, false)),
 			waitFor(ReasonAgentNotReady, `Agent "echo" is not Ready`)},
+		{"a Delegation waits for a grant to another namespace's Agent", observe(sharedNotGranted),
+			waitFor(ReasonAgentNotGranted, `no AgentGrant in namespace "platform" admits this namespace to Agent "echo"`)},
+		{"the parent is waited for before the grant", observe(sharedNotGranted, withParent(parentMissing)),
+			waitFor(ReasonParentNotFound, "")},
+		{"a revoked grant leaves a started task followed", observe(running, sharedNotGranted), follow(v1alpha1.PhaseRunning)},
 		{"a child of a Running parent waits for its Agent", observe(withParent(parentRunning), agent(true, false)),
 			waitFor(ReasonAgentNotReady, "")},
 

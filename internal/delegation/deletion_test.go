@@ -18,7 +18,7 @@ func TestOnDelete(t *testing.T) {
 	marker := metav1.Now()
 	running := v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "t1"}
 	sending := v1alpha1.DelegationStatus{SendStarted: &marker, SendResult: v1alpha1.SendInFlight}
-	agentRef := &v1alpha1.LocalRef{Name: "a"}
+	agentRef := &v1alpha1.AgentRef{Name: "a"}
 	parentRef := &v1alpha1.LocalRef{Name: "p"}
 	cases := []struct {
 		name   string

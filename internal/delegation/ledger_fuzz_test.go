@@ -98,7 +98,7 @@ func FuzzLedger(f *testing.F) {
 			case 1:
 				grant := children[uid]
 				report, _ := ClampReport(grant, in.meters(in.value))
-				child := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"}}
+				child := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"}}
 				st := &v1alpha1.DelegationStatus{
 					Outcome: &v1alpha1.Outcome{Reason: fuzzReasons[int(in.byte())%len(fuzzReasons)]},
 					Budget:  &v1alpha1.BudgetStatus{Granted: grant, Reported: report},

@@ -150,7 +150,7 @@ func TestRetryPolicyInherited(t *testing.T) {
 	g := NewWithT(t)
 	own, groups := policy(2), policy(3)
 	group := &v1alpha1.DelegationSpec{Retry: groups}
-	task := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, Retry: groups}
+	task := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}, Retry: groups}
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{Retry: own}, group)).To(BeIdenticalTo(own), "a child's own policy wins")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, group)).To(BeIdenticalTo(groups), "a group's children inherit its policy")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, task)).To(BeNil(), "a task's policy is its own")

@@ -63,7 +63,7 @@ func TestChargeNeverLeavesTheReservation(t *testing.T) {
 			Budget: &v1alpha1.BudgetStatus{Granted: v1alpha1.Meters{"tokens": 100}, Reported: reported}}
 		return st
 	}
-	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}
+	spec := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}}
 	reservation := v1alpha1.Meters{"tokens": 100}
 	tests := []struct {
 		name     string

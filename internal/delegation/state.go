@@ -18,10 +18,13 @@ import (
 
 // Outcome reasons written to status.outcome.reason and used as Event reasons.
 const (
-	ReasonParentNotFound  = "ParentNotFound"
-	ReasonWaitingParent   = "WaitingForParent"
-	ReasonAgentNotFound   = "AgentNotFound"
-	ReasonAgentNotReady   = "AgentNotReady"
+	ReasonParentNotFound = "ParentNotFound"
+	ReasonWaitingParent  = "WaitingForParent"
+	ReasonAgentNotFound  = "AgentNotFound"
+	ReasonAgentNotReady  = "AgentNotReady"
+	// ReasonAgentNotGranted: the Agent is in another namespace whose
+	// AgentGrants do not admit this one; nothing is sent.
+	ReasonAgentNotGranted = "AgentNotGranted"
 	ReasonBudgetExhausted = "BudgetExhausted"
 	ReasonInvalidTree     = "InvalidTree"
 	ReasonSending         = "Sending"
@@ -67,8 +70,11 @@ type Parent struct {
 
 // Agent is what a Delegation needs to know of its Agent.
 type Agent struct {
-	Found bool
-	Ready bool
+	// NotGranted: the Agent is in another namespace and no AgentGrant there
+	// admits the Delegation's; nothing else of it was read.
+	NotGranted bool
+	Found      bool
+	Ready      bool
 	// CanList: the agent lists tasks for the operator, so a lost send's
 	// task can be looked up.
 	CanList bool

@@ -144,7 +144,7 @@ func startAPIServer(t *testing.T, gates []string) (*rest.Config, *runtime.Scheme
 
 func delegationIn(ns, name string) *v1alpha1.Delegation {
 	return &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hello"}}}
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hello"}}}
 }
 
 func namespacesOf(l *v1alpha1.DelegationList) []string {

@@ -92,8 +92,8 @@ func RecordSettled(ctx context.Context, r client.Reader, d *v1alpha1.Delegation)
 		attribute.String("tether.delegation.uid", string(d.UID)),
 		attribute.String("tether.phase", string(d.Status.Phase)),
 	}
-	if d.Spec.AgentRef != nil {
-		attrs = append(attrs, attribute.String("tether.agent", d.Namespace+"/"+d.Spec.AgentRef.Name))
+	if agent, ok := d.AgentKey(); ok {
+		attrs = append(attrs, attribute.String("tether.agent", agent.String()))
 	}
 	if d.Status.TaskID != "" {
 		attrs = append(attrs, attribute.String("a2a.task_id", d.Status.TaskID))

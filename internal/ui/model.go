@@ -109,8 +109,11 @@ func nodeOf(d *v1alpha1.Delegation) node {
 	if p := delegationtree.ParentName(d); p != "" {
 		n.Parent = delegationtree.Key(d.Namespace, p)
 	}
-	if d.Spec.AgentRef != nil {
-		n.Agent = d.Spec.AgentRef.Name
+	if key, ok := d.AgentKey(); ok {
+		n.Agent = key.Name
+		if d.SharedAgent() {
+			n.Agent = key.String()
+		}
 	}
 	if o := d.Status.Outcome; o != nil {
 		n.Reason, n.FailureClass, n.Message = o.Reason, string(o.FailureClass), o.Message

@@ -34,7 +34,7 @@ func TestNodeOfKeepsWhatTheViewShows(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "child", Namespace: "team-a", CreationTimestamp: metav1.NewTime(clock),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "delegation.tether.dev/v1alpha1", Kind: "Delegation",
 				Name: "root", Controller: ptr.To(true)}}},
-		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "researcher"}, Skill: "search",
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "researcher"}, Skill: "search",
 			Message: &v1alpha1.Message{Text: "the prompt, which the page never needs"},
 			Replies: []v1alpha1.Reply{{Text: "a"}, {Text: "b"}}},
 		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "t-1", RepliesSent: 1,

@@ -108,14 +108,14 @@ func (cl claim) prove(ctx context.Context, c client.Reader) (*v1alpha1.Delegatio
 		return nil, fmt.Errorf("reading the task's Delegation %s: %w", cl.key, err)
 	}
 	var agent *v1alpha1.Agent
-	if ref := d.Spec.AgentRef; ref != nil {
+	if key, ok := d.AgentKey(); ok {
 		agent = &v1alpha1.Agent{}
-		err := c.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: ref.Name}, agent)
+		err := c.Get(ctx, key, agent)
 		switch {
 		case apierrors.IsNotFound(err):
 			agent = nil
 		case err != nil:
-			return nil, fmt.Errorf("reading Agent %s/%s of the task's Delegation: %w", d.Namespace, ref.Name, err)
+			return nil, fmt.Errorf("reading Agent %s of the task's Delegation: %w", key, err)
 		}
 	}
 	var origins []string

@@ -139,7 +139,7 @@ func DelegateAsync(ctx context.Context, c client.Client, req DelegateRequest) (c
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
 			Annotations: map[string]string{AnnotationChild: string(parent.UID) + "/" + req.Key}},
 		Spec: v1alpha1.DelegationSpec{
-			AgentRef:  &v1alpha1.LocalRef{Name: req.Agent},
+			AgentRef:  &v1alpha1.AgentRef{Name: req.Agent},
 			Skill:     req.Skill,
 			ParentRef: &v1alpha1.LocalRef{Name: parent.Name},
 			Message:   &v1alpha1.Message{Text: req.Text},

@@ -43,7 +43,7 @@ func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	s := runtime.NewScheme()
 	NewWithT(t).Expect(v1alpha1.AddToScheme(s)).To(Succeed())
 	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orch", UID: orchUID},
-		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}},
+		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "orchestrator"}},
 		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "orch-task"}}
 	agent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orchestrator"},
 		Status: v1alpha1.AgentStatus{Endpoint: orchOrigin + "/"}}
@@ -81,7 +81,7 @@ func TestDelegateCreatesTheChildAndHoldsItsGrant(t *testing.T) {
 	g.Expect(c.Get(ctx, key, child)).To(Succeed())
 	g.Expect(child.Annotations).To(HaveKeyWithValue(AnnotationChild, orchUID+"/part-1"))
 	g.Expect(child.Spec).To(Equal(v1alpha1.DelegationSpec{
-		AgentRef:  &v1alpha1.LocalRef{Name: workerAgent},
+		AgentRef:  &v1alpha1.AgentRef{Name: workerAgent},
 		Skill:     "sum",
 		ParentRef: &v1alpha1.LocalRef{Name: "orch"},
 		Message:   &v1alpha1.Message{Text: "add it up"},
@@ -171,7 +171,7 @@ func TestDelegateWaitsForTheChildToSettle(t *testing.T) {
 func TestDelegateRefusesAClaimItCannotProve(t *testing.T) {
 	g := NewWithT(t)
 	other := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "root", UID: "victim-uid"},
-		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}},
+		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "orchestrator"}},
 		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning}}
 	victimAgent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "orchestrator"},
 		Status: v1alpha1.AgentStatus{Endpoint: "https://elsewhere.example/"}}
@@ -208,7 +208,7 @@ func TestClaimCheck(t *testing.T) {
 	first := delegation.MessageID(uid, -1)
 	running := func(mut ...func(*v1alpha1.Delegation)) *v1alpha1.Delegation {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x", UID: uid},
-			Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}},
+			Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}},
 			Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: task}}
 		for _, m := range mut {
 			m(d)
@@ -323,7 +323,7 @@ func TestChildNamesAreValidAndDistinct(t *testing.T) {
 func TestDelegateDoesNotAcceptASquattedName(t *testing.T) {
 	req := DelegateRequest{Key: "a", Agent: workerAgent, Text: "x", Budget: map[string]int64{tokens: 10}}
 	mark := map[string]string{AnnotationChild: orchUID + "/a"}
-	spec := v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: workerAgent}, ParentRef: &v1alpha1.LocalRef{Name: "orch"},
+	spec := v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: workerAgent}, ParentRef: &v1alpha1.LocalRef{Name: "orch"},
 		Message: &v1alpha1.Message{Text: "x"}, Budget: &v1alpha1.BudgetSpec{Meters: map[string]int64{tokens: 10}}}
 	for name, tc := range map[string]struct {
 		annotations map[string]string
@@ -367,10 +367,10 @@ func TestDelegateDoesNotAcceptASquattedName(t *testing.T) {
 func TestClaimRefusalsAreRecordedOnlyOnThisAgentsDelegations(t *testing.T) {
 	g := NewWithT(t)
 	settled := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settled", UID: "settled-uid"},
-		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}},
+		Spec:   v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "orchestrator"}},
 		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseSucceeded, TaskID: "settled-task"}}
 	elsewhere := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "root", UID: "victim-uid"},
-		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "researcher"}}}
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "researcher"}}}
 	researcher := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "researcher"},
 		Status: v1alpha1.AgentStatus{Endpoint: "https://researcher.example/"}}
 	c := fakeClient(t, settled, elsewhere, researcher)

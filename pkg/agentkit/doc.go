@@ -37,7 +37,8 @@ SPDX-License-Identifier: Apache-2.0
 //     Failed, Canceled or Detached;
 //  3. its status.taskID equals T's id, or, while status.taskID is still
 //     empty, F equals "tether-" + its metadata.uid;
-//  4. the origin of status.endpoint of Agent ns/<spec.agentRef.name> is one
+//  4. the origin of status.endpoint of the Agent spec.agentRef names (in
+//     spec.agentRef.namespace when set, else in ns) is one
 //     of the agent's own origins (scheme://host:port, lower case, the
 //     default port written out; http and https only).
 //

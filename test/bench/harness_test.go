@@ -252,7 +252,7 @@ func (e *env) tenant(prefix, url string, mutate func(*v1alpha1.AgentSpec)) strin
 func delegation(ns, name, mode string) *v1alpha1.Delegation {
 	return &v1alpha1.Delegation{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"},
 			Message: &v1alpha1.Message{Text: mode + " id=" + name}},
 	}
 }

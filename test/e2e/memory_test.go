@@ -75,7 +75,7 @@ func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	leased.waitAgentReady("steady")
 	for i := range leasedTasks {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: leasedNS, Name: fmt.Sprintf("leased-%02d", i)},
-			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "steady"}, Message: &v1alpha1.Message{Text: "hold"},
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "steady"}, Message: &v1alpha1.Message{Text: "hold"},
 				Lease: &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: memLeaseTTL}}}}
 		g.Expect(kube.Create(ctx, d)).To(Succeed())
 	}
@@ -97,7 +97,7 @@ func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	for i, b := range []string{"bulky-a", "bulky-b"} {
 		for k := range bulkyTasks {
 			d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: bulkyNS, Name: fmt.Sprintf("%s-%02d", b, k)},
-				Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: b}, Message: &v1alpha1.Message{Text: "bulk"}}}
+				Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: b}, Message: &v1alpha1.Message{Text: "bulk"}}}
 			g.Expect(kube.Create(ctx, d)).To(Succeed(), "agent %d", i)
 		}
 	}

@@ -92,7 +92,7 @@ func (w *workspace) waitAgentReady(name string) {
 // ("forever" keeps it working until cancelled).
 func (w *workspace) task(name, text, parent string) *v1alpha1.Delegation {
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: "worker"},
+		AgentRef: &v1alpha1.AgentRef{Name: "worker"},
 		Message:  &v1alpha1.Message{Text: text},
 	}}
 	if parent != "" {

@@ -147,7 +147,7 @@ func (s *shardInstall) createLeased(ns, prefix string, n int, ttl time.Duration)
 	keys := make([]client.ObjectKey, 0, n)
 	for k := range n {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", prefix, k)},
-			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"},
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"},
 				Message: &v1alpha1.Message{Text: "hold until released"},
 				Lease:   &v1alpha1.LeaseSpec{TTL: metav1.Duration{Duration: ttl}}}}
 		s.g.Expect(kube.Create(context.Background(), d)).To(Succeed())

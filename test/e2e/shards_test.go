@@ -267,7 +267,7 @@ func (s *shardedRun) deleteTree(t *testing.T, ns string) {
 	var names []string
 	create := func(name, parent string) {
 		d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "forever"}}}
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "forever"}}}
 		if parent != "" {
 			d.Spec.ParentRef = &v1alpha1.LocalRef{Name: parent}
 		}

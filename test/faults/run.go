@@ -25,7 +25,7 @@ func Delegations(ns, agent, prefix string, n int, timeout time.Duration) []*v1al
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		ds[i] = &v1alpha1.Delegation{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: agent},
+			Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: agent},
 				Message: &v1alpha1.Message{Text: NamePrefix + name},
 				Timeout: &metav1.Duration{Duration: timeout}},
 		}

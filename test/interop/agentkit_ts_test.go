@@ -79,7 +79,7 @@ func forEachTSBinding(t *testing.T, test func(e *env)) {
 // tsTask builds a Delegation to the TypeScript sample.
 func (e *env) tsTask(name, text string, mutate ...func(*v1alpha1.Delegation)) *v1alpha1.Delegation {
 	d := e.task(name, text, mutate...)
-	d.Spec.AgentRef = &v1alpha1.LocalRef{Name: tsAgentName}
+	d.Spec.AgentRef = &v1alpha1.AgentRef{Name: tsAgentName}
 	return d
 }
 
@@ -213,7 +213,7 @@ func TestTSAgentDelegatesAChildThatIsCancelledWithItsParent(t *testing.T) {
 	orch := e.get("orch")
 	e.g.Expect(child.Name).To(MatchRegexp(`^orch-child-[0-9a-f]{10}$`))
 	e.g.Expect(child.Annotations).To(HaveKeyWithValue("delegation.tether.dev/agentkit-child", string(orch.UID)+"/child"))
-	e.g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: tsAgentName}))
+	e.g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.AgentRef{Name: tsAgentName}))
 	// The operator sets the ownerReference after the agent created the child.
 	e.g.Eventually(func() []metav1.OwnerReference { return e.get(child.Name).OwnerReferences }, eventually, tick).
 		Should(ContainElement(HaveField("UID", orch.UID)), "the operator owns the child by its parent")

@@ -86,7 +86,7 @@ func setup(t *testing.T, mode string, mutate ...func(*v1alpha1.Agent)) *env {
 // task builds a Delegation to the JS agent with the given message text.
 func (e *env) task(name, text string, mutate ...func(*v1alpha1.Delegation)) *v1alpha1.Delegation {
 	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.LocalRef{Name: agentName},
+		AgentRef: &v1alpha1.AgentRef{Name: agentName},
 		Message:  &v1alpha1.Message{Text: text},
 	}}
 	for _, m := range mutate {

@@ -53,6 +53,41 @@
   - get
 {{- end }}
 
+{{- define "tether.rules.agentgrant_admin_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - agentgrants
+  verbs:
+  - '*'
+{{- end }}
+
+{{- define "tether.rules.agentgrant_editor_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - agentgrants
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+{{- end }}
+
+{{- define "tether.rules.agentgrant_viewer_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - agentgrants
+  verbs:
+  - get
+  - list
+  - watch
+{{- end }}
+
 {{- define "tether.rules.delegation_admin_role" }}
 - apiGroups:
   - delegation.tether.dev
@@ -155,6 +190,14 @@
   - secrets
   verbs:
   - get
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - agentgrants
+  verbs:
+  - get
+  - list
+  - watch
 - apiGroups:
   - delegation.tether.dev
   resources:

@@ -44,7 +44,7 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	// agent: agentkit checks that the task's first message id is the one
 	// derived from its UID and that its Agent points here.
 	orch := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orch", UID: "orch-uid"},
-		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "orchestrator"}}}
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "orchestrator"}}}
 	agent := &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orchestrator"},
 		Status: v1alpha1.AgentStatus{Endpoint: url + "/"}}
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.Delegation{}).WithObjects(orch, agent).Build()
@@ -86,7 +86,7 @@ func TestOrchestratorSplitsItsBudgetAndSummarises(t *testing.T) {
 	g.Eventually(children).Should(HaveLen(2))
 	for _, child := range children() {
 		g.Expect(child.Spec.ParentRef).To(Equal(&v1alpha1.LocalRef{Name: "orch"}))
-		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.LocalRef{Name: "worker"}))
+		g.Expect(child.Spec.AgentRef).To(Equal(&v1alpha1.AgentRef{Name: "worker"}))
 		g.Expect(child.Spec.Budget.Meters).To(Equal(map[string]int64{testMeter: 150}))
 		g.Expect(child.Spec.Message.Text).To(HavePrefix("count things fanout=2 (part "))
 
