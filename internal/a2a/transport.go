@@ -24,12 +24,12 @@ import (
 // DefaultMaxResponseBytes bounds a response body when Endpoint.MaxResponseBytes is 0.
 const DefaultMaxResponseBytes int64 = 1 << 20
 
-// DefaultMaxStreamBytes bounds a stream's body when Endpoint.MaxStreamBytes
-// is 0: hundreds of status events, and an ended task's artifacts up to
-// what status keeps of them.
+// DefaultMaxStreamBytes bounds each event of a stream when
+// Endpoint.MaxStreamBytes is 0: a status event, or an ended task with
+// artifacts up to what status keeps of them.
 const DefaultMaxStreamBytes int64 = 64 << 10
 
-// maxStreamBytes is the endpoint's bound on one stream's body.
+// maxStreamBytes is the endpoint's bound on one event of a stream.
 func maxStreamBytes(ep Endpoint) int64 {
 	limit := ep.MaxStreamBytes
 	if limit <= 0 {
@@ -169,7 +169,11 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		ci.setTooLarge()
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrResponseTooLarge, resp.ContentLength, t.max)
 	}
-	resp.Body = &boundedBody{rc: resp.Body, left: t.max, limit: t.max, ci: ci}
+	if isEventStream(resp.Header.Get("Content-Type")) {
+		resp.Body = &boundedEvents{rc: resp.Body, limit: t.max, ci: ci}
+	} else {
+		resp.Body = &boundedBody{rc: resp.Body, left: t.max, limit: t.max, ci: ci}
+	}
 	if isIDsOnly(req.Context()) && resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		resp.Body, resp.ContentLength = &idsOnlyBody{src: resp.Body}, -1
 		resp.Header = resp.Header.Clone()
@@ -231,6 +235,47 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 
 func (b *boundedBody) Close() error { return b.rc.Close() }
 
+// isEventStream reports a text/event-stream body (a stream's events).
+func isEventStream(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mediaType), "text/event-stream")
+}
+
+// boundedEvents bounds each event of a server-sent event stream (the bytes
+// up to the empty line that ends it), not the stream: a stream may live as
+// long as its task, but what its reader holds at once is one event.
+type boundedEvents struct {
+	rc      io.ReadCloser
+	limit   int64
+	event   int64 // bytes of the event being read
+	lineLen int64 // bytes of the line being read, without CR
+	ci      *callInfo
+}
+
+func (b *boundedEvents) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	for i, c := range p[:n] {
+		b.event++
+		switch c {
+		case '\n':
+			if b.lineLen == 0 { // an empty line ends the event
+				b.event = 0
+			}
+			b.lineLen = 0
+		case '\r':
+		default:
+			b.lineLen++
+		}
+		if b.event > b.limit {
+			b.ci.setTooLarge()
+			return i, fmt.Errorf("%w: an event over %d bytes", ErrResponseTooLarge, b.limit)
+		}
+	}
+	return n, err
+}
+
+func (b *boundedEvents) Close() error { return b.rc.Close() }
+
 var defaultHTTPClient = sync.OnceValues(func() (*http.Client, error) {
 	return NewHTTPClient(HTTPOptions{})
 })
@@ -242,8 +287,8 @@ func endpointHTTPClient(ep Endpoint) (*http.Client, error) {
 }
 
 // streamHTTPClient is endpointHTTPClient for streams: no overall timeout
-// (the caller bounds a stream's life and its idle time) and the stream's
-// own size bound.
+// (the caller bounds a stream's life and its idle time) and the bound on
+// each of its events.
 func streamHTTPClient(ep Endpoint) (*http.Client, error) {
 	hc, err := boundedHTTPClient(ep, maxStreamBytes(ep))
 	if err != nil {

@@ -157,9 +157,9 @@ type Endpoint struct {
 	// MaxResponseBytes bounds every response body, or every response message
 	// over gRPC (default 1 MiB).
 	MaxResponseBytes int64
-	// MaxStreamBytes bounds everything one stream (SubscribeToTask) sends
-	// before it is cut (default DefaultMaxStreamBytes, at most
-	// MaxResponseBytes): a stream only says when to read the task, so it
+	// MaxStreamBytes bounds each event of a stream (SubscribeToTask): a
+	// larger one cuts the stream (default DefaultMaxStreamBytes, at most
+	// MaxResponseBytes). A stream only says when to read the task, so it
 	// needs no room for large artifacts, and an agent that drips a large
 	// event holds little of the operator's memory.
 	MaxStreamBytes int64

@@ -36,7 +36,7 @@ const DefaultAnswerBytes int64 = 64 << 20
 
 // streamHeldBytes is what one open stream may hold: its reader's buffer,
 // the event being read and its copy, and the decoded event, each at most
-// the stream bound (a2a.DefaultMaxStreamBytes).
+// the bound on one event of a stream (a2a.DefaultMaxStreamBytes).
 const streamHeldBytes = 4 * a2a.DefaultMaxStreamBytes
 
 // memoryPlaces splits answerBytes into call places of responseBytes each

@@ -45,13 +45,13 @@ func TestInstallYAMLPinsTheImageByTagAndDigest(t *testing.T) {
 		}
 		g.Expect(o.GetName()).NotTo(ContainSubstring("controller:latest"))
 	}
-	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 2))
+	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 3)) // Delegation, Agent, AgentGrant
 	g.Expect(kinds).To(HaveKeyWithValue("Namespace", 1))
 	g.Expect(kinds).To(HaveKey("ClusterRoleBinding"))
 	g.Expect(kinds).To(HaveKey("Service"))
 
 	crds := decodeAll(t, m.CRDs)
-	g.Expect(crds).To(HaveLen(2))
+	g.Expect(crds).To(HaveLen(3))
 	for _, o := range crds {
 		g.Expect(o.GetKind()).To(Equal("CustomResourceDefinition"))
 	}

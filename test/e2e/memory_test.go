@@ -33,8 +33,8 @@ const (
 // Two Agents in one namespace answer every call with about 1 MiB after
 // holding it for 3 s, with up to 128 of their calls wanted at once: the
 // operator, run with the chart's settings (GOMEMLIMIT from its memory
-// limit), holds at most its answer budget of them in flight (64, of which
-// ordinary calls take 56), stays under the chart's memory limit, and
+// limit), holds at most its answer budget's call places in flight (48,
+// of which ordinary calls take 42), stays under the chart's memory limit, and
 // another namespace's leased tasks keep being renewed at their agent all
 // along, none lapsing.
 func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
@@ -110,8 +110,8 @@ func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	}
 	mostInFlight := int64(0)
 	g.Eventually(func() int64 { mostInFlight = max(mostInFlight, inFlight()); return mostInFlight }).
-		WithTimeout(timeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 48),
-		"the bulky agents never held most of the 56 places ordinary calls may take")
+		WithTimeout(timeout).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 36),
+		"the bulky agents never held most of the 42 places ordinary calls may take")
 	t.Logf("the bulky agents hold %d calls at once after %s", mostInFlight, time.Since(start).Round(time.Millisecond))
 	busy := time.Now()
 	for time.Since(busy) < bulkyPhase {
@@ -132,7 +132,7 @@ func TestBulkyAgentsStayWithinTheMemoryLimit(t *testing.T) {
 	g.Expect(most).To(BeNumerically("<", limitMiB), "the operator's RSS passed the chart's memory limit")
 	// A call the operator gave up on (its deadline) frees its place at once;
 	// the agent notices a moment later, so it may count one or two more.
-	g.Expect(mostInFlight).To(BeNumerically("<=", 64+2), "more calls in flight than the answer budget allows")
+	g.Expect(mostInFlight).To(BeNumerically("<=", 48+2), "more calls in flight than the answer budget's 48 call places allow")
 	g.Expect(answered).To(BeNumerically(">=", 64), "the bulky agents answered too little to load the operator")
 
 	// The other namespace's leases: renewed at the agent all along.
