@@ -52,6 +52,8 @@ const (
 
 var (
 	kube client.Client
+	// restConfig is the test API server's admin configuration.
+	restConfig *rest.Config
 	// agents by mode.
 	agents = map[string]*jsAgent{}
 	// skipReason is set when the tests cannot run here (no node or npm).
@@ -100,6 +102,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	restConfig = cfg
 
 	scheme := runtime.NewScheme()
 	if err := errors.Join(clientgoscheme.AddToScheme(scheme), v1alpha1.AddToScheme(scheme)); err != nil {
@@ -133,10 +136,11 @@ func run(m *testing.M) int {
 			a.Close()
 		}
 	}()
-	progress("building and starting the TypeScript agentkit's sample (examples/agents/ts-worker), twice: JSON-RPC, and HTTP+JSON only with a signed card")
+	progress("building and starting the TypeScript agentkit's sample (examples/agents/ts-worker) three times: JSON-RPC, " +
+		"HTTP+JSON only with a signed card, and JSON-RPC checking its callers with TokenReview")
 	err = startTSWorkers(ctx, node, root, logDir, cfg)
 	defer func() {
-		for _, a := range []*jsAgent{tsWorker, tsRESTWorker} {
+		for _, a := range []*jsAgent{tsWorker, tsRESTWorker, tsIdentityWorker} {
 			if a != nil {
 				a.Close()
 			}
@@ -231,7 +235,13 @@ func startOperator(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme
 	if err != nil {
 		return nil, err
 	}
-	connector := &agentio.Connector{SecretReader: mgr.GetAPIReader()}
+	// The operator knows its own ServiceAccount, as the chart tells it: it
+	// sends that identity's tokens to Agents with spec.auth.serviceAccountToken.
+	tokens, err := serviceAccountTokens(cfg, operatorNamespace, operatorServiceAccount)
+	if err != nil {
+		return nil, err
+	}
+	connector := &agentio.Connector{SecretReader: mgr.GetAPIReader(), Tokens: tokens}
 	rec := mgr.GetEventRecorder("tether")
 	if err := (&controller.AgentReconciler{Client: mgr.GetClient(), Connector: connector, Recorder: rec}).SetupWithManager(mgr); err != nil {
 		return nil, err

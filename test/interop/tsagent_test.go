@@ -41,8 +41,9 @@ var (
 )
 
 // startTSWorkers builds the TypeScript agentkit and the sample, and starts
-// the sample twice with a kubeconfig for the test's API server, so its
-// delegate() creates child Delegations there.
+// the sample three times with a kubeconfig for the test's API server, so its
+// delegate() creates child Delegations there: twice as its admin, and once
+// (tsIdentityWorker) as a ServiceAccount of its own.
 func startTSWorkers(ctx context.Context, node, root, logDir string, cfg *rest.Config) error {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -79,7 +80,13 @@ func startTSWorkers(ctx context.Context, node, root, logDir string, cfg *rest.Co
 		return errors.New("ts-worker-rest printed no key set for its signed card")
 	}
 	tsCardKeySet = keySet[1]
-	return nil
+	identityKubeconfig := filepath.Join(logDir, "ts-worker-identity.kubeconfig")
+	if err := writeAgentIdentityKubeconfig(ctx, cfg, identityKubeconfig); err != nil {
+		return fmt.Errorf("the sample's ServiceAccount: %w", err)
+	}
+	tsIdentityWorker, _, err = startTSWorker(ctx, node, filepath.Join(sample, "dist", "agent.js"), identityKubeconfig, logDir,
+		"ts-worker-identity", modeBoth, "--token-audience="+tsIdentityAudience, "--operator="+operatorUsername())
+	return err
 }
 
 // cardKeySetLine is what the sample prints for a signed card.

@@ -9,6 +9,8 @@
 //   "spend N"                 charges N tokens to its budget, then completes with "spent N tokens"
 //   "delegate AGENT TEXT..."  creates a child Delegation to the Agent AGENT with TEXT, waits for it,
 //                             and completes with what the child answered
+//   "whoami"                  completes with "caller: <user name>" (the caller tokenReview
+//                             authenticated, "(none)" without it)
 //   else                      completes with an artifact "echo: <text>"
 // (the words kubectl tether check-agent sends by default).
 //
@@ -23,9 +25,15 @@
 //                            jsonrpc, rest, jsonrpc-0.3; default jsonrpc,jsonrpc-0.3)
 //   --card-key   CARD_SIGNING_KEY  a file holding a private JSON Web Key (with kid and alg),
 //                            e.g. a key Secret mounted into the pod: the card is served signed
-// The Kubernetes client for delegate() reads KUBECONFIG or the in-cluster
-// service account (get on delegations and agents, create on delegations and
-// on events.k8s.io events).
+//   --token-audience TOKEN_AUDIENCE  authenticate every protocol request with TokenReview: its
+//                            bearer token must be a Kubernetes token bound to this audience (the
+//                            Agent's spec.auth.serviceAccountToken.audience); others get HTTP 401
+//   --operator   OPERATOR    the operator's user name (system:serviceaccount:<namespace>:<name>):
+//                            claims are proven only from it; needs --token-audience
+// The Kubernetes client for delegate() and TokenReview reads KUBECONFIG or
+// the in-cluster service account (get on delegations and agents, create on
+// delegations and on events.k8s.io events; with --token-audience, create on
+// tokenreviews: the system:auth-delegator ClusterRole).
 //
 // Prints "listening on <url>" when ready (after the key set of a signed
 // card) and one line per task received, child created and task cancelled.
@@ -61,8 +69,15 @@ const { values: opts } = parseArgs({
     budget: { type: 'string', default: process.env['CHILD_BUDGET'] ?? '0' },
     bindings: { type: 'string', default: process.env['BINDINGS'] ?? 'jsonrpc,jsonrpc-0.3' },
     'card-key': { type: 'string', default: process.env['CARD_SIGNING_KEY'] ?? '' },
+    'token-audience': { type: 'string', default: process.env['TOKEN_AUDIENCE'] ?? '' },
+    operator: { type: 'string', default: process.env['OPERATOR'] ?? '' },
   },
 });
+if (opts.operator && !opts['token-audience']) {
+  // Without TokenReview no caller is authenticated: no claim would be proven.
+  console.error('--operator needs --token-audience');
+  process.exit(2);
+}
 
 const log = (line: string): void => console.log(`${new Date().toISOString()} ${line}`);
 
@@ -109,7 +124,8 @@ const worker: KitAgentExecutor = {
       return;
     }
     const claim = scope.delegation ? ` for Delegation ${scope.delegation.namespace}/${scope.delegation.name}` : '';
-    log(`task ${rc.taskId} received${claim} (message ${rc.userMessage.messageId}): ${JSON.stringify(text)}`);
+    const caller = scope.caller ? `, caller ${scope.caller.username}` : '';
+    log(`task ${rc.taskId} received${claim} (message ${rc.userMessage.messageId}${caller}): ${JSON.stringify(text)}`);
     bus.publish(
       AgentEvent.task({
         id: rc.taskId,
@@ -152,6 +168,8 @@ const worker: KitAgentExecutor = {
         bus.publish(failEvent(rc.taskId, rc.contextId, 'PolicyRefusal', err instanceof Error ? err.message : String(err)));
         return;
       }
+    } else if (text === 'whoami') {
+      result = `caller: ${scope.caller?.username ?? '(none)'}`;
     } else {
       result = `echo: ${text}`;
     }
@@ -203,10 +221,13 @@ const served = await serve(
     recordEvents: true,
     bindings: opts.bindings.split(',').filter((b) => b) as Binding[],
     ...(cardKey ? { cardSigningKey: cardKey } : {}),
+    ...(opts['token-audience'] ? { tokenReview: { audience: opts['token-audience'] } } : {}),
+    ...(opts.operator ? { operator: opts.operator } : {}),
   },
 );
 log(`origins for the claim check: ${served.kit.origins.join(', ') || '(none)'}`);
 log(`card names ${served.url}`);
+if (opts['token-audience']) log(`callers authenticated by TokenReview for audience ${opts['token-audience']}; claims proven only from ${opts.operator || '(any caller)'}`);
 // The key set an Agent's spec.cardSignature names for this card.
 if (cardKey) log(`card signed; its key set: ${JSON.stringify(publicKeySet(cardKey))}`);
 console.log(`listening on ${served.listening}`);
