@@ -7,6 +7,8 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"iter"
 	"log/slog"
 	"maps"
@@ -233,7 +235,9 @@ func textOf(m *a2a.Message) string {
 }
 
 // hungAgent serves a normal card, so its Agent becomes Ready, and then
-// accepts every A2A call and never answers it.
+// accepts every A2A call and never answers it. The operator's ListTasks
+// probe after the card read is refused at once (the agent does not list),
+// so the Agent is Ready without waiting out the probe's timeout.
 type hungAgent struct {
 	card  *agentkit.Server
 	hs    *httptest.Server
@@ -249,6 +253,17 @@ func newHungAgent() *hungAgent {
 	h.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			h.card.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == "ListTasks" {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+				"error": map[string]any{"code": -32601, "message": "ListTasks is not served"}})
 			return
 		}
 		h.calls.Add(1)
