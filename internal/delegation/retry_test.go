@@ -151,10 +151,21 @@ func TestRetryPolicyInherited(t *testing.T) {
 	own, groups := policy(2), policy(3)
 	group := &v1alpha1.DelegationSpec{Retry: groups}
 	task := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}, Retry: groups}
+	plainGroup := &v1alpha1.DelegationSpec{ParentRef: &v1alpha1.LocalRef{Name: "root"}}
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{Retry: own}, group)).To(BeIdenticalTo(own), "a child's own policy wins")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, group)).To(BeIdenticalTo(groups), "a group's children inherit its policy")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, plainGroup, plainGroup, group)).To(BeIdenticalTo(groups),
+		"through groups without a policy, from the nearest group with one")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, &v1alpha1.DelegationSpec{Retry: own}, group)).To(BeIdenticalTo(own),
+		"the nearest group's policy wins")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, task)).To(BeNil(), "a task's policy is its own")
-	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, nil)).To(BeNil(), "default: no retry")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.LocalRef{Name: "a"}}, group)).To(BeNil(),
+		"a task's children do not inherit through it")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, plainGroup)).To(BeNil(), "no group with a policy: no retry")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{})).To(BeNil(), "default: no retry")
+	g.Expect(InheritsFurther(plainGroup)).To(BeTrue())
+	g.Expect(InheritsFurther(group)).To(BeFalse(), "a group with a policy ends the walk")
+	g.Expect(InheritsFurther(&v1alpha1.DelegationSpec{})).To(BeFalse(), "a root group ends the walk")
 }
 
 // The whole cycle on status: an attempt ends, its spend moves to the
