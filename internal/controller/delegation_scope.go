@@ -53,10 +53,13 @@ type scope struct {
 	// groupsAbove are the specs of the groups above the parent that a task
 	// without a retry policy inherits one through (inheritedRetry).
 	groupsAbove []*v1alpha1.DelegationSpec
-	agent       *v1alpha1.Agent
-	agentObs    delegation.Agent
-	treeErr     string
-	children    v1alpha1.ChildCounts
+	// leaseRenewed is when the agent last answered for the followed task
+	// (the scheduler's; zero when not followed).
+	leaseRenewed time.Time
+	agent        *v1alpha1.Agent
+	agentObs     delegation.Agent
+	treeErr      string
+	children     v1alpha1.ChildCounts
 	// done ends the pass early (the object changed under us).
 	done bool
 	// afterWrite is what steps left for after the pass's status write
@@ -80,6 +83,7 @@ func (s *scope) observation() delegation.Observation {
 	return delegation.Observation{
 		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
 		TreeError: s.treeErr, Children: s.children, Retry: delegation.RetryPolicy(&s.d.Spec, groups...),
+		LeaseRenewed: s.leaseRenewed,
 	}
 }
 

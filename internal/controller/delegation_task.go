@@ -21,6 +21,7 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.leaseRenewed = r.Scheduler.Renewed(client.ObjectKeyFromObject(s.d))
 	o := s.observation()
 	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindStart))
 	res, err := r.runStep(ctx, s, delegation.Gate(o))
@@ -121,6 +122,12 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		// sent after the cascade (it fenced the send at the Dispatcher).
 		return r.cancelTask(ctx, s, step)
 	}
+	if st := &s.d.Status; st.Attempt > 1 && !delegation.Started(st) {
+		// A cancel of an ended attempt's task answered after that attempt
+		// ended (asked again by a pass on a cache that did not show the end
+		// yet): it says nothing of this attempt, whose send it would fence.
+		r.Calls.Take(callKey(s.d, agentio.KindCancel))
+	}
 	key := callKey(s.d, agentio.KindStart)
 	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(&s.d.Spec, &s.d.Status, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true
@@ -188,7 +195,7 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	if cs := r.Calls.State(callKey(s.d, agentio.KindReply)); cs.Pending {
 		return ctrl.Result{}, nil
 	}
-	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok {
+	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok && !ofEarlierAttempt(s.d, res) {
 		if res.Err != nil {
 			s.seen = agentio.Fingerprint(nil, res.Err)
 		}
@@ -203,6 +210,12 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 		r.dispatchGet(s)
 	}
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
+}
+
+// ofEarlierAttempt: a read answered for a task the Delegation let go of (an
+// earlier attempt's, read while it ended), which says nothing of this one.
+func ofEarlierAttempt(d *v1alpha1.Delegation, res agentio.Answer) bool {
+	return res.Task != nil && res.Task.ID != "" && res.Task.ID != d.Status.TaskID
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.

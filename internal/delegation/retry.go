@@ -193,7 +193,7 @@ func maxAttemptsOf(st *v1alpha1.DelegationStatus, p *v1alpha1.RetryPolicy) int32
 // still run: it is never retried.
 func endedForSure(reason string) bool {
 	switch reason {
-	case ReasonRemoteFailed, ReasonRemoteRejected, ReasonSendRefused, ReasonTaskLost, ReasonUnreachable:
+	case ReasonRemoteFailed, ReasonRemoteRejected, ReasonSendRefused, ReasonTaskLost, ReasonUnreachable, ReasonLeaseLapsed:
 		return true
 	}
 	return false
