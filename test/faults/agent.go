@@ -51,9 +51,9 @@ type Agent struct {
 	failFirst int
 
 	mu       sync.Mutex
-	contexts map[string]int // context id → tasks started in it
-	tasks  map[string][]Task // Delegation name → the tasks started for it
-	public string            // the address its card names
+	contexts map[string]int    // context id → tasks started in it
+	tasks    map[string][]Task // Delegation name → the tasks started for it
+	public   string            // the address its card names
 }
 
 // NewAgent serves the agent on loopback; each task works for work.
