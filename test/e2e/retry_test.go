@@ -139,8 +139,9 @@ func TestRetryBackoffSurvivesOperatorKills(t *testing.T) {
 	for _, d := range ds {
 		got := w.waitPhase(d.Name, v1alpha1.PhaseSucceeded)
 		uid := string(got.UID)
-		var ids []string
-		for _, task := range agent.Tasks()[d.Name] {
+		tasks := agent.Tasks()[d.Name]
+		ids := make([]string, 0, len(tasks))
+		for _, task := range tasks {
 			ids = append(ids, task.MessageID)
 		}
 		want := []string{"tether-" + uid}
