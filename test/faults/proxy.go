@@ -105,7 +105,7 @@ func (p *Proxy) Arm() {
 // Partition fails every call with f for the next d, armed or not, at any
 // rate: a network partition. Refuse lets nothing through; Lose lets the
 // calls reach the agent and drops every answer (the agent renews leases
-// and takes cancels, the caller hears nothing).
+// and takes cancels, the caller hears nothing). A d of 0 ends a partition.
 func (p *Proxy) Partition(f Fault, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
