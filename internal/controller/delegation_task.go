@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -215,7 +216,10 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 // ofEarlierAttempt: a read answered for a task the Delegation let go of (an
 // earlier attempt's, read while it ended), which says nothing of this one.
 func ofEarlierAttempt(d *v1alpha1.Delegation, res agentio.Answer) bool {
-	return res.Task != nil && res.Task.ID != "" && res.Task.ID != d.Status.TaskID
+	if res.Task == nil || res.Task.ID == d.Status.TaskID {
+		return false
+	}
+	return slices.ContainsFunc(d.Status.Attempts, func(a v1alpha1.Attempt) bool { return a.TaskID == res.Task.ID })
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
