@@ -134,7 +134,9 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
-	if res, ok := r.take(s, key); ok {
+	if res, ok := r.take(s, key); ok && !ofEarlierAttempt(s.d, res) {
+		// (An earlier attempt's answer, a look-up a pass on a cache behind
+		// the attempt's end made, is dropped: this attempt is sent anew.)
 		return r.applySend(ctx, s, res)
 	}
 	next, err := r.beforeStart(ctx, s, key)
@@ -213,13 +215,18 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
 }
 
-// ofEarlierAttempt: a read answered for a task the Delegation let go of (an
-// earlier attempt's, read while it ended), which says nothing of this one.
+// ofEarlierAttempt: an answer about a task the Delegation let go of (an
+// earlier attempt's: a read made while it ended, or a look-up made by a
+// pass on a cache behind its end), which says nothing of this attempt.
 func ofEarlierAttempt(d *v1alpha1.Delegation, res agentio.Answer) bool {
-	if res.Task == nil || res.Task.ID == d.Status.TaskID {
+	id := res.TaskID
+	if res.Task != nil && res.Task.ID != "" {
+		id = res.Task.ID
+	}
+	if id == "" || id == d.Status.TaskID {
 		return false
 	}
-	return slices.ContainsFunc(d.Status.Attempts, func(a v1alpha1.Attempt) bool { return a.TaskID == res.Task.ID })
+	return slices.ContainsFunc(d.Status.Attempts, func(a v1alpha1.Attempt) bool { return a.TaskID == id })
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.
