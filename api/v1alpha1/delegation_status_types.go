@@ -47,6 +47,9 @@ const (
 	FailureInternal        FailureClass = "Internal"
 	FailureUnreachable     FailureClass = "Unreachable"
 	FailureRejected        FailureClass = "Rejected"
+	// FailureLeaseLapsed: the agent did not answer a renewal for a whole
+	// ttl, so the lease lapsed; the operator cancelled the task.
+	FailureLeaseLapsed FailureClass = "LeaseLapsed"
 )
 
 // Outcome explains the phase.
@@ -106,6 +109,11 @@ type LeaseStatus struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// lapsedAt is when the operator saw the lease lapse (no answer from the
+	// agent for a whole ttl) under a retry policy that retries LeaseLapsed:
+	// the task is cancelled before anything else happens.
+	// +optional
+	LapsedAt *metav1.Time `json:"lapsedAt,omitempty"`
 }
 
 // Meters are named quantities. In status they hold the meters of a grant

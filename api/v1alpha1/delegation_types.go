@@ -259,8 +259,9 @@ type DelegationSpec struct {
 	// +optional
 	TaskID string `json:"taskID,omitempty"`
 	// retry makes a failed task a new attempt, as often as maxAttempts
-	// allows. Without it a failure is final, unless the parent is a group
-	// with a retry policy: its children inherit it.
+	// allows. Without it a failure is final, unless a group above sets
+	// one: a task inherits the policy of the nearest group up its chain of
+	// groups (a task's own policy is not inherited by its children).
 	// +optional
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// ttlSecondsAfterFinished deletes the object this long after it settles.

@@ -17,7 +17,7 @@ const MaxAttempts = 10
 
 // RetryClass is a failure class a retry policy may retry: every class the
 // operator records but InvalidRequest, which the same request never cures.
-// +kubebuilder:validation:Enum=Transient;Unreachable;Internal;Rejected;PolicyRefusal;BudgetExhausted
+// +kubebuilder:validation:Enum=Transient;Unreachable;Internal;Rejected;PolicyRefusal;BudgetExhausted;LeaseLapsed
 type RetryClass string
 
 // RetryPolicy makes a failed task a new attempt: a new A2A task, with its
@@ -35,7 +35,9 @@ type RetryPolicy struct {
 	Backoff *Backoff `json:"backoff,omitempty"`
 	// on lists the failure classes that are retried (status.outcome.failureClass
 	// of the attempt that ended). Empty means Transient and Unreachable.
-	// +kubebuilder:validation:MaxItems=6
+	// LeaseLapsed retries a task whose lease lapsed (the agent did not
+	// answer for a whole ttl) once its cancel was confirmed.
+	// +kubebuilder:validation:MaxItems=7
 	// +listType=set
 	// +optional
 	On []RetryClass `json:"on,omitempty"`

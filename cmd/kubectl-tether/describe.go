@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegationtree"
 )
 
 // renderDescribe prints what a person asks first about a Delegation: where it
@@ -38,7 +39,7 @@ func renderDescribe(d *v1alpha1.Delegation, now time.Time, color bool) string {
 			field("Message", o.Message)
 		}
 	}
-	if a := attemptOf(d); a != "" {
+	if a := delegationtree.Attempt(d); a != "" {
 		field("Attempt", a)
 	}
 	field("Task", orNone(d.Status.TaskID))

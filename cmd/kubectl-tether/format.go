@@ -126,13 +126,4 @@ func reasonOf(d *v1alpha1.Delegation) string {
 	}
 }
 
-// attemptOf is "attempt 2/3" under a retry policy of more than one
-// attempt, "" otherwise.
-func attemptOf(d *v1alpha1.Delegation) string {
-	if st := &d.Status; st.Attempt > 0 && st.MaxAttempts > 1 {
-		return fmt.Sprintf("attempt %d/%d", st.Attempt, st.MaxAttempts)
-	}
-	return ""
-}
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

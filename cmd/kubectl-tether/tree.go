@@ -131,7 +131,7 @@ func (v treeView) render(roots []v1alpha1.Delegation, children map[string][]v1al
 // reasonWithAttempt is the reason, with the attempt under a retry policy:
 // "RetryScheduled (attempt 2/3)".
 func reasonWithAttempt(d *v1alpha1.Delegation) string {
-	if a := attemptOf(d); a != "" {
+	if a := delegationtree.Attempt(d); a != "" {
 		return reasonOf(d) + " (" + a + ")"
 	}
 	return reasonOf(d)

@@ -202,6 +202,17 @@ func (s *Scheduler) Untrack(key types.NamespacedName) {
 	scheduledTasks.Set(float64(len(s.items)))
 }
 
+// Renewed is when the agent last answered for a followed task (a read, or
+// the send): a leased task's lease runs from then. Zero when not followed.
+func (s *Scheduler) Renewed(key types.NamespacedName) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if it, ok := s.items[key]; ok {
+		return it.renewed
+	}
+	return time.Time{}
+}
+
 // Tracked reports whether a task is followed (for tests and the bench).
 func (s *Scheduler) Tracked(key types.NamespacedName) bool {
 	s.mu.Lock()

@@ -40,6 +40,9 @@ func (r *DelegationReconciler) cancelTask(ctx context.Context, s *scope, step de
 	if waiting := r.settleSend(s); waiting {
 		return ctrl.Result{}, nil
 	}
+	if step.Outcome.Reason == delegation.ReasonLeaseLapsed {
+		delegation.RecordLapse(st, s.now)
+	}
 	since := r.requestCancel(s, step)
 	res, answered := r.take(s, callKey(s.d, agentio.KindCancel))
 	nothingSent := st.SendStarted == nil || st.SendResult == v1alpha1.SendNotSent
@@ -127,6 +130,7 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 	left := r.Options.CancelTimeout - s.now.Sub(since)
 	retry := ctrl.Result{RequeueAfter: min(retryDelay(s.now, since), max(left, time.Second))}
 	lookUpErr := lookUpError(res)
+	confirmed := false
 	switch {
 	case lookUpErr != nil && left > 0:
 		logf.FromContext(ctx).Info("cannot look up the task to cancel; retrying", "error", lookUpErr.Error())
@@ -154,6 +158,8 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 		r.Recorder.Eventf(s.d, nil, "Warning", "CancelUnconfirmed", action,
 			"the agent did not confirm the cancel of task %s within %s: %s", st.TaskID, r.Options.CancelTimeout, truncate(res.Err.Error(), 800))
 		rec.Outcome.Message += "; the agent did not confirm the cancel"
+	default:
+		confirmed = true
 	}
 	if t := res.Task; t != nil {
 		// The task's last report: what it is charged when it finished
@@ -164,7 +170,25 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 			rec = delegation.AfterRead(s.observation(), t).Record
 		}
 	}
+	if step.Outcome.Reason == delegation.ReasonLeaseLapsed {
+		return r.endLapsedAttempt(s, rec, confirmed)
+	}
 	r.setPhase(s, rec)
+	return ctrl.Result{}, nil
+}
+
+// endLapsedAttempt ends an attempt whose lease lapsed once its cancel was
+// answered: the next attempt may follow only when the agent confirmed the
+// cancel (or the task had ended before it), never while the task may run.
+func (r *DelegationReconciler) endLapsedAttempt(s *scope, rec delegation.Record, confirmed bool) (ctrl.Result, error) {
+	if !confirmed {
+		rec = delegation.CancelUnconfirmed(rec)
+	}
+	rec, again, wait := r.endAttempt(s, rec)
+	r.setPhase(s, rec)
+	if again {
+		return retryLater(wait), nil
+	}
 	return ctrl.Result{}, nil
 }
 

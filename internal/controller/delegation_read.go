@@ -62,7 +62,12 @@ func (r *DelegationReconciler) applyRead(ctx context.Context, s *scope, t *a2a.T
 	case read.Next == delegation.ReadSettle:
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
+	next := delegation.NextDeadline(s.observation())
+	if lapse := delegation.UntilLapse(s.observation()); readErr != nil && lapse > 0 && (next <= 0 || lapse < next) {
+		// The agent did not answer: look again when the lease lapses.
+		next = lapse
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
 }
 
 // recordRead records what a task read back reports: its state, its spend

@@ -51,10 +51,16 @@ type scope struct {
 
 	parent    *delegation.Parent
 	parentObj *v1alpha1.Delegation // nil when there is no parent (or it is gone)
-	agent     *v1alpha1.Agent
-	agentObs  delegation.Agent
-	treeErr   string
-	children  v1alpha1.ChildCounts
+	// groupsAbove are the specs of the groups above the parent that a task
+	// without a retry policy inherits one through (inheritedRetry).
+	groupsAbove []*v1alpha1.DelegationSpec
+	// leaseRenewed is when the agent last answered for the followed task
+	// (the scheduler's; zero when not followed).
+	leaseRenewed time.Time
+	agent        *v1alpha1.Agent
+	agentObs     delegation.Agent
+	treeErr      string
+	children     v1alpha1.ChildCounts
 	// done ends the pass early (the object changed under us).
 	done bool
 	// afterWrite is what steps left for after the pass's status write
@@ -71,13 +77,14 @@ func newScope(d *v1alpha1.Delegation, now time.Time) *scope {
 }
 
 func (s *scope) observation() delegation.Observation {
-	var parentSpec *v1alpha1.DelegationSpec
+	groups := s.groupsAbove
 	if s.parentObj != nil {
-		parentSpec = &s.parentObj.Spec
+		groups = append([]*v1alpha1.DelegationSpec{&s.parentObj.Spec}, groups...)
 	}
 	return delegation.Observation{
 		Now: s.now, Spec: &s.d.Spec, Status: &s.d.Status, Parent: s.parent, Agent: s.agentObs,
-		TreeError: s.treeErr, Children: s.children, Retry: delegation.RetryPolicy(&s.d.Spec, parentSpec),
+		TreeError: s.treeErr, Children: s.children, Retry: delegation.RetryPolicy(&s.d.Spec, groups...),
+		LeaseRenewed: s.leaseRenewed,
 	}
 }
 
@@ -111,6 +118,7 @@ func (r *DelegationReconciler) reconcileParent(ctx context.Context, s *scope) (c
 		return ctrl.Result{}, nil
 	}
 	s.parent.Owns = owner != nil
+	s.groupsAbove = r.inheritedRetry(ctx, s.d, &parent)
 	if !s.d.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // going away: only the parent's state matters
 	}
@@ -153,6 +161,29 @@ func (r *DelegationReconciler) checkChain(ctx context.Context, d *v1alpha1.Deleg
 		cur = &next
 	}
 	return ""
+}
+
+// inheritedRetry walks up from a task's parent through groups that set no
+// retry policy, to the nearest that does (delegation.RetryPolicy decides):
+// the specs above the parent. Only a task without a policy of its own
+// inherits, and only the groups in between are read (from the cache).
+func (r *DelegationReconciler) inheritedRetry(ctx context.Context, d, parent *v1alpha1.Delegation) []*v1alpha1.DelegationSpec {
+	if d.Spec.Retry != nil || delegation.IsGroup(&d.Spec) {
+		return nil
+	}
+	var above []*v1alpha1.DelegationSpec
+	seen := map[string]bool{d.Name: true, parent.Name: true}
+	for cur := parent; delegation.InheritsFurther(&cur.Spec) && len(above) < r.Options.MaxDepth; {
+		name := cur.Spec.ParentRef.Name
+		var next v1alpha1.Delegation
+		if seen[name] || r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: name}, &next) != nil {
+			break // a cycle (checkChain reports it) or a missing ancestor: nothing more to inherit
+		}
+		seen[name] = true
+		above = append(above, &next.Spec)
+		cur = &next
+	}
+	return above
 }
 
 // reconcileAgent observes the Agent the task goes to.

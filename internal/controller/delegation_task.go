@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 
 // reconcileTask runs the step the state machine chose.
 func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.leaseRenewed = r.Scheduler.Renewed(client.ObjectKeyFromObject(s.d))
 	o := s.observation()
 	o.SendOnItsWay = s.d.Status.TaskID == "" && r.Calls.Has(callKey(s.d, agentio.KindStart))
 	res, err := r.runStep(ctx, s, delegation.Gate(o))
@@ -121,12 +123,20 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		// sent after the cascade (it fenced the send at the Dispatcher).
 		return r.cancelTask(ctx, s, step)
 	}
+	if st := &s.d.Status; st.Attempt > 1 && !delegation.Started(st) {
+		// A cancel of an ended attempt's task answered after that attempt
+		// ended (asked again by a pass on a cache that did not show the end
+		// yet): it says nothing of this attempt, whose send it would fence.
+		r.Calls.Take(callKey(s.d, agentio.KindCancel))
+	}
 	key := callKey(s.d, agentio.KindStart)
 	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(&s.d.Spec, &s.d.Status, res.LookUp != nil, res.Finished, s.now) {
 		s.skipStatus = true
 		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
-	if res, ok := r.take(s, key); ok {
+	if res, ok := r.take(s, key); ok && !ofEarlierAttempt(s.d, res) {
+		// (An earlier attempt's answer, a look-up a pass on a cache behind
+		// the attempt's end made, is dropped: this attempt is sent anew.)
 		return r.applySend(ctx, s, res)
 	}
 	next, err := r.beforeStart(ctx, s, key)
@@ -188,7 +198,7 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 	if cs := r.Calls.State(callKey(s.d, agentio.KindReply)); cs.Pending {
 		return ctrl.Result{}, nil
 	}
-	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok {
+	if res, ok := r.take(s, callKey(s.d, agentio.KindGet)); ok && !ofEarlierAttempt(s.d, res) {
 		if res.Err != nil {
 			s.seen = agentio.Fingerprint(nil, res.Err)
 		}
@@ -203,6 +213,20 @@ func (r *DelegationReconciler) followTask(ctx context.Context, s *scope) (ctrl.R
 		r.dispatchGet(s)
 	}
 	return ctrl.Result{RequeueAfter: delegation.NextDeadline(s.observation())}, nil
+}
+
+// ofEarlierAttempt: an answer about a task the Delegation let go of (an
+// earlier attempt's: a read made while it ended, or a look-up made by a
+// pass on a cache behind its end), which says nothing of this attempt.
+func ofEarlierAttempt(d *v1alpha1.Delegation, res agentio.Answer) bool {
+	id := res.TaskID
+	if res.Task != nil && res.Task.ID != "" {
+		id = res.Task.ID
+	}
+	if id == "" || id == d.Status.TaskID {
+		return false
+	}
+	return slices.ContainsFunc(d.Status.Attempts, func(a v1alpha1.Attempt) bool { return a.TaskID == id })
 }
 
 // expireFinished deletes a settled Delegation after ttlSecondsAfterFinished.

@@ -259,3 +259,32 @@ func TestRetryLostAnswerOfALaterAttemptIsLookedUpNotSentAgain(t *testing.T) {
 	e.g.Expect(d.Status.Attempts[1].TaskID).NotTo(Equal(d.Status.Attempts[0].TaskID))
 	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonCompleted))
 }
+
+// A group's retry policy reaches its grandchildren through a group that
+// sets none: the leaf retries under the root's policy, a task beside it
+// with its own policy keeps its own.
+func TestRetryPolicyInheritedThroughGroups(t *testing.T) {
+	e := setup(t)
+	fa := newFlakyAgent(t, 1, 0)
+	e.createAgent("flaky", fa.server.URL)
+	root := e.group("root", nil)
+	root.Spec.Budget, root.Spec.Retry = nil, retryPolicy(3, 100*time.Millisecond)
+	e.create(root)
+	mid := e.group("mid", nil)
+	mid.Spec.Budget = nil
+	childOf("root")(mid)
+	e.create(mid)
+	e.create(e.task("leaf", "work", toAgent("flaky"), childOf("mid")))
+	e.create(e.task("own", "work", toAgent("flaky"), childOf("mid"), func(d *v1alpha1.Delegation) {
+		d.Spec.Retry = retryPolicy(1, 100*time.Millisecond)
+	}))
+	leaf := e.waitPhase("leaf", v1alpha1.PhaseSucceeded)
+	e.g.Expect(leaf.Status.Attempt).To(Equal(int32(2)), statusJSON(leaf))
+	e.g.Expect(leaf.Status.MaxAttempts).To(Equal(int32(3)), "the root's maxAttempts")
+	e.g.Expect(leaf.Status.Attempts).To(HaveLen(2))
+	own := e.waitPhase("own", v1alpha1.PhaseFailed)
+	e.g.Expect(own.Status.MaxAttempts).To(Equal(int32(1)), statusJSON(own))
+	e.g.Expect(own.Status.Attempts).To(HaveLen(1), "its own policy: one attempt")
+	e.g.Expect(fa.Messages()).To(ConsistOf("tether-"+string(leaf.UID), "tether-"+string(leaf.UID)+"-2", "tether-"+string(own.UID)))
+	e.waitPhase("mid", v1alpha1.PhaseFailed)
+}

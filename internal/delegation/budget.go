@@ -193,7 +193,7 @@ func spentAndReserved(b *v1alpha1.BudgetStatus) v1alpha1.Meters {
 
 func settledAtAgent(reason string) bool {
 	switch reason {
-	case ReasonCompleted, ReasonRemoteFailed, ReasonRemoteRejected, ReasonRemote:
+	case ReasonCompleted, ReasonRemoteFailed, ReasonRemoteRejected, ReasonRemote, ReasonLeaseLapsed:
 		return true
 	}
 	return false

@@ -156,6 +156,9 @@ func Gate(o Observation) Step {
 		// up or made again until the deadline above ends it.
 		return Step{Kind: StepStart, Phase: v1alpha1.PhaseRunning}
 	}
+	if LeaseLapsed(o) {
+		return LeaseLapse(o)
+	}
 	return Step{Kind: StepFollow, Phase: st.Phase}
 }
 

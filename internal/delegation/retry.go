@@ -40,15 +40,29 @@ const (
 )
 
 // RetryPolicy is the policy in force for a Delegation: its own spec.retry,
-// else its parent's when the parent is a group (parent nil: none).
-func RetryPolicy(spec, parent *v1alpha1.DelegationSpec) *v1alpha1.RetryPolicy {
-	switch {
-	case spec.Retry != nil:
+// else the nearest one up its chain of groups. groups are the specs above
+// it, its parent first; the walk stops at the first that is not a group (a
+// task's policy is its own) and at the end of the list (none: no retry).
+func RetryPolicy(spec *v1alpha1.DelegationSpec, groups ...*v1alpha1.DelegationSpec) *v1alpha1.RetryPolicy {
+	if spec.Retry != nil {
 		return spec.Retry
-	case parent != nil && IsGroup(parent):
-		return parent.Retry
+	}
+	for _, g := range groups {
+		switch {
+		case g == nil || !IsGroup(g):
+			return nil
+		case g.Retry != nil:
+			return g.Retry
+		}
 	}
 	return nil
+}
+
+// InheritsFurther reports whether a Delegation under spec, with no policy
+// of its own, would find its retry policy above spec: spec is a group
+// without one, under a parent.
+func InheritsFurther(spec *v1alpha1.DelegationSpec) bool {
+	return IsGroup(spec) && spec.Retry == nil && spec.ParentRef != nil
 }
 
 // Backoff is the wait before retry k (k = 1 for the first retry):
@@ -179,7 +193,7 @@ func maxAttemptsOf(st *v1alpha1.DelegationStatus, p *v1alpha1.RetryPolicy) int32
 // still run: it is never retried.
 func endedForSure(reason string) bool {
 	switch reason {
-	case ReasonRemoteFailed, ReasonRemoteRejected, ReasonSendRefused, ReasonTaskLost, ReasonUnreachable:
+	case ReasonRemoteFailed, ReasonRemoteRejected, ReasonSendRefused, ReasonTaskLost, ReasonUnreachable, ReasonLeaseLapsed:
 		return true
 	}
 	return false

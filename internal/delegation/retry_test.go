@@ -107,6 +107,10 @@ func TestAfterAttempt(t *testing.T) {
 		{"an adopted task is never sent again", observe(retrying(policy(3), 1), adopting), remoteFailed(v1alpha1.FailureTransient),
 			false, ReasonRemoteFailed, v1alpha1.FailureTransient, "busy"},
 		{"a success ends the attempts", observe(retrying(policy(3), 2)), completed, false, ReasonCompleted, "", ""},
+		{"a lapsed lease whose cancel was confirmed is retried", observe(retrying(policy(3, "LeaseLapsed"), 1)),
+			LeaseLapse(observe()).Record(), true, ReasonRetryScheduled, "", "attempt 1/3 failed (LeaseLapsed)"},
+		{"a lapsed lease whose cancel was never confirmed is final (the task may run)", observe(retrying(policy(3, "LeaseLapsed"), 1)),
+			CancelUnconfirmed(LeaseLapse(observe()).Record()), false, ReasonCancelUnconfirmed, v1alpha1.FailureLeaseLapsed, "lease lapsed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -151,10 +155,21 @@ func TestRetryPolicyInherited(t *testing.T) {
 	own, groups := policy(2), policy(3)
 	group := &v1alpha1.DelegationSpec{Retry: groups}
 	task := &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}, Retry: groups}
+	plainGroup := &v1alpha1.DelegationSpec{ParentRef: &v1alpha1.LocalRef{Name: "root"}}
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{Retry: own}, group)).To(BeIdenticalTo(own), "a child's own policy wins")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, group)).To(BeIdenticalTo(groups), "a group's children inherit its policy")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, plainGroup, plainGroup, group)).To(BeIdenticalTo(groups),
+		"through groups without a policy, from the nearest group with one")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, &v1alpha1.DelegationSpec{Retry: own}, group)).To(BeIdenticalTo(own),
+		"the nearest group's policy wins")
 	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, task)).To(BeNil(), "a task's policy is its own")
-	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, nil)).To(BeNil(), "default: no retry")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, &v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "a"}}, group)).To(BeNil(),
+		"a task's children do not inherit through it")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{}, plainGroup)).To(BeNil(), "no group with a policy: no retry")
+	g.Expect(RetryPolicy(&v1alpha1.DelegationSpec{})).To(BeNil(), "default: no retry")
+	g.Expect(InheritsFurther(plainGroup)).To(BeTrue())
+	g.Expect(InheritsFurther(group)).To(BeFalse(), "a group with a policy ends the walk")
+	g.Expect(InheritsFurther(&v1alpha1.DelegationSpec{})).To(BeFalse(), "a root group ends the walk")
 }
 
 // The whole cycle on status: an attempt ends, its spend moves to the
@@ -246,4 +261,61 @@ func TestRetryScheduledConditions(t *testing.T) {
 			g.Expect(strings.Contains(c.Message, "attempt 2/3")).To(BeTrue())
 		}
 	}
+}
+
+// leased is a followed task whose agent granted a lease of ttl and last
+// answered for it at renewed.
+func leased(ttl time.Duration, renewed time.Time) change {
+	return func(o *Observation) {
+		o.Status.Lease = &v1alpha1.LeaseStatus{TTL: &metav1.Duration{Duration: ttl}, Granted: true}
+		o.LeaseRenewed = renewed
+	}
+}
+
+func TestLeaseLapseEndsTheAttemptUnderAPolicyThatRetriesIt(t *testing.T) {
+	lapses := policy(3, "LeaseLapsed")
+	lapsedAt := func(o *Observation) { at := metav1.NewTime(now.Add(-time.Second)); o.Status.Lease.LapsedAt = &at }
+	cases := []struct {
+		name  string
+		o     Observation
+		lapse bool
+	}{
+		{"no answer for a whole ttl: the task is cancelled first", observe(retrying(lapses, 1), leased(9*time.Second, now.Add(-9*time.Second))), true},
+		{"an answer within the ttl: followed", observe(retrying(lapses, 1), leased(9*time.Second, now.Add(-8*time.Second))), false},
+		{"a policy that does not retry LeaseLapsed: followed (the agent ends its task)",
+			observe(retrying(policy(3), 1), leased(9*time.Second, now.Add(-time.Minute))), false},
+		{"no policy: followed", observe(following(v1alpha1.PhaseRunning), leased(9*time.Second, now.Add(-time.Minute))), false},
+		{"no answer seen yet (not followed here): followed", observe(retrying(lapses, 1), leased(9*time.Second, time.Time{})), false},
+		{"a lapse once recorded stays, whatever the agent answers since",
+			observe(retrying(lapses, 1), leased(9*time.Second, now), lapsedAt), true},
+		{"no lease granted: nothing lapses", observe(retrying(lapses, 1), leased(9*time.Second, now.Add(-time.Minute)),
+			func(o *Observation) { o.Status.Lease.Granted = false }), false},
+		{"spec.cancel goes first", observe(retrying(lapses, 1), leased(9*time.Second, now.Add(-time.Minute)), cancelInSpec), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			step := Gate(c.o)
+			if !c.lapse {
+				g.Expect(step.Outcome.Reason).NotTo(Equal(ReasonLeaseLapsed))
+				return
+			}
+			g.Expect(step.Kind).To(Equal(StepCancel))
+			g.Expect(step.Phase).To(Equal(v1alpha1.PhaseFailed))
+			g.Expect(step.Outcome.FailureClass).To(Equal(v1alpha1.FailureLeaseLapsed))
+			g.Expect(step.Outcome.Message).To(ContainSubstring("(9s)"))
+		})
+	}
+}
+
+func TestUntilLapse(t *testing.T) {
+	g := NewWithT(t)
+	o := observe(retrying(policy(3, "LeaseLapsed"), 1), leased(9*time.Second, now.Add(-3*time.Second)))
+	g.Expect(UntilLapse(o)).To(Equal(6*time.Second + 10*time.Millisecond))
+	o.Retry = policy(3)
+	g.Expect(UntilLapse(o)).To(BeZero(), "LeaseLapsed not retried: nothing to wait for")
+	st := &v1alpha1.DelegationStatus{Lease: &v1alpha1.LeaseStatus{Granted: true}}
+	RecordLapse(st, now)
+	RecordLapse(st, now.Add(time.Minute))
+	g.Expect(st.Lease.LapsedAt.Time).To(Equal(now), "the first lapse seen is kept")
 }

@@ -97,6 +97,9 @@ type Observation struct {
 	// SendOnItsWay: a send or look-up of this Delegation is queued, running
 	// or holds an answer not applied yet; that answer decides, not the clock.
 	SendOnItsWay bool
+	// LeaseRenewed is when the agent last answered for the followed task
+	// (a renewal, or the send); zero when not known.
+	LeaseRenewed time.Time
 }
 
 // Settled phases are terminal: nothing moves the Delegation out of them.

@@ -8,6 +8,7 @@ SPDX-License-Identifier: Apache-2.0
 package delegationtree
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -66,4 +67,13 @@ func EventTime(ev *eventsv1.Event) time.Time {
 func IsAbout(ev *eventsv1.Event) bool {
 	r := ev.Regarding
 	return r.Kind == kindDelegation && r.APIVersion == v1alpha1.GroupVersion.String()
+}
+
+// Attempt is "attempt 2/3" under a retry policy of more than one attempt,
+// "" otherwise: what the tree, describe and the web view show.
+func Attempt(d *v1alpha1.Delegation) string {
+	if st := &d.Status; st.Attempt > 0 && st.MaxAttempts > 1 {
+		return fmt.Sprintf("attempt %d/%d", st.Attempt, st.MaxAttempts)
+	}
+	return ""
 }

@@ -28,6 +28,7 @@ type node struct {
 	Phase        string    `json:"phase,omitempty"`
 	Reason       string    `json:"reason,omitempty"`
 	FailureClass string    `json:"failureClass,omitempty"`
+	Attempt      string    `json:"attempt,omitempty"` // "attempt 2/3" under a retry policy
 	Message      string    `json:"message,omitempty"` // the agent's (or operator's) status message
 	TaskID       string    `json:"taskID,omitempty"`
 	RemoteState  string    `json:"remoteState,omitempty"`
@@ -99,6 +100,7 @@ func nodeOf(d *v1alpha1.Delegation) node {
 		Started:   stamp(d.Status.StartTime),
 		Completed: stamp(d.Status.CompletionTime),
 		Deadline:  stamp(d.Status.Deadline),
+		Attempt:   delegationtree.Attempt(d),
 		Replies:   [2]int{int(d.Status.RepliesSent), len(d.Spec.Replies)},
 		Cancel:    d.Spec.Cancel,
 		Detach:    d.Spec.Detach,

@@ -37,7 +37,7 @@ func TestNodeOfKeepsWhatTheViewShows(t *testing.T) {
 		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "researcher"}, Skill: "search",
 			Message: &v1alpha1.Message{Text: "the prompt, which the page never needs"},
 			Replies: []v1alpha1.Reply{{Text: "a"}, {Text: "b"}}},
-		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "t-1", RepliesSent: 1,
+		Status: v1alpha1.DelegationStatus{Phase: v1alpha1.PhaseRunning, TaskID: "t-1", RepliesSent: 1, Attempt: 2, MaxAttempts: 3,
 			Outcome: &v1alpha1.Outcome{Reason: "Working", Message: "reading"},
 			Lease:   &v1alpha1.LeaseStatus{TTL: &metav1.Duration{Duration: 30 * time.Second}, Granted: true, GrantedUntil: &until},
 			Budget: &v1alpha1.BudgetStatus{Granted: v1alpha1.Meters{"tokens": 100, "calls": 5},
@@ -50,6 +50,7 @@ func TestNodeOfKeepsWhatTheViewShows(t *testing.T) {
 	g.Expect(n.Agent).To(Equal("researcher"))
 	g.Expect(n.Message).To(Equal("reading"))
 	g.Expect(n.Replies).To(Equal([2]int{1, 2}))
+	g.Expect(n.Attempt).To(Equal("attempt 2/3"), "the attempt under a retry policy, as tree and describe show it")
 	g.Expect(n.Lease).To(Equal(&lease{TTLSeconds: 30, Granted: true, GrantedUntil: ptr.To("2026-11-29T12:00:20Z")}))
 	g.Expect(n.Budget).To(Equal([]meter{
 		{Name: "calls", Granted: 5, Spent: 1, Left: 4},
@@ -58,6 +59,8 @@ func TestNodeOfKeepsWhatTheViewShows(t *testing.T) {
 	data, err := json.Marshal(n)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(data)).NotTo(ContainSubstring("the prompt"), "the spec's message stays in the cluster")
+	d.Status.Attempt, d.Status.MaxAttempts = 0, 0
+	g.Expect(nodeOf(d).Attempt).To(BeEmpty(), "no retry policy: no attempt to count")
 }
 
 func TestEventOfOnlyDelegations(t *testing.T) {

@@ -46,10 +46,14 @@ type Agent struct {
 	// sends held now.
 	storeAfter time.Duration
 	waiting    atomic.Int64
+	// failFirst fails the first that many tasks of each context, with
+	// failure class Transient: a task the operator retries (spec.retry).
+	failFirst int
 
-	mu     sync.Mutex
-	tasks  map[string][]Task // Delegation name → the tasks started for it
-	public string            // the address its card names
+	mu       sync.Mutex
+	contexts map[string]int    // context id → tasks started in it
+	tasks    map[string][]Task // Delegation name → the tasks started for it
+	public   string            // the address its card names
 }
 
 // NewAgent serves the agent on loopback; each task works for work.
@@ -58,7 +62,7 @@ func NewAgent(work time.Duration) *Agent { return NewSlowStoringAgent(work, 0) }
 // NewSlowStoringAgent is an agent that stores each task storeAfter after
 // its SendMessage arrived.
 func NewSlowStoringAgent(work, storeAfter time.Duration) *Agent {
-	a := &Agent{work: work, storeAfter: storeAfter, tasks: map[string][]Task{}}
+	a := &Agent{work: work, storeAfter: storeAfter, tasks: map[string][]Task{}, contexts: map[string]int{}}
 	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
 		Authenticator: func(context.Context) (string, error) { return "caller", nil },
 	})
@@ -76,6 +80,14 @@ func NewSlowStoringAgent(work, storeAfter time.Duration) *Agent {
 		})))
 	a.hs = httptest.NewServer(mux)
 	a.public = a.hs.URL
+	return a
+}
+
+// NewFailingAgent is an agent whose first failFirst tasks of each context
+// fail (class Transient) after working for work; later ones complete.
+func NewFailingAgent(work time.Duration, failFirst int) *Agent {
+	a := NewAgent(work)
+	a.failFirst = failFirst
 	return a
 }
 
@@ -149,6 +161,8 @@ func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		x.a.mu.Lock()
 		x.a.tasks[name] = append(x.a.tasks[name], Task{ID: string(ec.TaskID), MessageID: ec.Message.ID,
 			ContextID: ec.ContextID, Started: time.Now()})
+		x.a.contexts[ec.ContextID]++
+		fail := x.a.contexts[ec.ContextID] <= x.a.failFirst
 		x.a.mu.Unlock()
 		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) ||
 			!yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
@@ -158,6 +172,12 @@ func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		case <-ctx.Done():
 			return
 		case <-time.After(x.a.work):
+		}
+		if fail {
+			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("busy, try again"))
+			report.Metadata = map[string]any{"failureClass": "Transient"}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, report), nil)
+			return
 		}
 		if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done: "+name)), nil) {
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)

@@ -138,3 +138,38 @@ func TestGivesBackReadsJSONAndProtobuf(t *testing.T) {
 	}
 	g.Expect(givesBack([]byte(`{"metadata":{"annotations":{"a":"b"}}}`))).To(BeFalse(), "a patch of the metadata")
 }
+
+// A partition with Lose lets every call reach the agent (with the Host the
+// caller used) and drops every answer, armed or not, until it is over.
+func TestProxyPartitionLosesEveryAnswerForAWhile(t *testing.T) {
+	g := NewWithT(t)
+	var reached atomic.Int64
+	var host atomic.Value
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		host.Store(r.Host)
+		_, _ = w.Write([]byte("answer"))
+	}))
+	defer agent.Close()
+	p := NewProxy(agent.URL, Options{})
+	defer p.Close()
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	call := func() error {
+		resp, err := c.Post(p.URL()+"/rpc", "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		return err
+	}
+	p.Partition(Lose, time.Hour)
+	for range 3 {
+		g.Expect(call()).To(HaveOccurred(), "no answer during the partition")
+	}
+	g.Expect(reached.Load()).To(BeEquivalentTo(3), "every call reached the agent")
+	g.Expect(host.Load()).To(Equal(strings.TrimPrefix(p.URL(), "http://")), "the agent sees the caller's Host")
+	_, faults := p.Counts()
+	g.Expect(faults[Lose]).To(Equal(3))
+	p.Partition(Lose, 0)
+	g.Expect(call()).To(Succeed(), "answered again once the partition is over")
+	g.Expect(reached.Load()).To(BeEquivalentTo(4))
+}

@@ -75,6 +75,9 @@ type Proxy struct {
 	armed  bool
 	calls  int
 	counts [faultKinds]int
+	// partitionUntil: every call until then gets partitionFault.
+	partitionUntil time.Time
+	partitionFault Fault
 }
 
 // NewProxy listens on loopback and forwards to target (scheme and host).
@@ -99,6 +102,16 @@ func (p *Proxy) Arm() {
 	p.armed = true
 }
 
+// Partition fails every call with f for the next d, armed or not, at any
+// rate: a network partition. Refuse lets nothing through; Lose lets the
+// calls reach the agent and drops every answer (the agent renews leases
+// and takes cancels, the caller hears nothing). A d of 0 ends a partition.
+func (p *Proxy) Partition(f Fault, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partitionUntil, p.partitionFault = time.Now().Add(d), f
+}
+
 // Counts is how many calls the proxy saw while armed and how many of them
 // it failed, by fault.
 func (p *Proxy) Counts() (calls int, faults map[Fault]int) {
@@ -121,6 +134,10 @@ func (p *Proxy) Close() {
 func (p *Proxy) draw() (f Fault, delay time.Duration, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if time.Now().Before(p.partitionUntil) {
+		p.counts[p.partitionFault]++
+		return p.partitionFault, time.Duration(p.rng.Int64N(int64(p.opts.MaxDelay))), false
+	}
 	if !p.armed {
 		return 0, 0, true
 	}
@@ -163,6 +180,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	out.Header = r.Header.Clone()
+	// As a load balancer in front of an agent does: the agent sees the
+	// address its callers used (an agent that names its own address in its
+	// card names the proxy's).
+	out.Host = r.Host
 	resp, err := p.out.Do(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)

@@ -63,8 +63,8 @@ function cut(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
 
 function phaseText(n) {
   const p = n.phase || "-";
-  const r = n.reason || n.failureClass;
-  return r && r !== p ? `${p} (${r})` : p;
+  const r = [n.reason || n.failureClass, n.attempt].filter((s) => s && s !== p).join(", ");
+  return r ? `${p} (${r})` : p;
 }
 
 // leaseText: the operator renews a lease every ttl/3 without writing status,
@@ -275,6 +275,7 @@ function drawDetails() {
       ...row("Parent", n.parent ? n.parent.split("/")[1] : ""),
       ...row("Reason", n.reason),
       ...row("Failure", n.failureClass),
+      ...row("Attempt", n.attempt),
       ...row("Task", n.taskID),
       ...row("Remote state", n.remoteState),
       ...row("Started", n.started ? `${human(t - Date.parse(n.started))} ago` : ""),
