@@ -34,7 +34,7 @@ const (
 	ReasonAgentAtCapacity = "AgentAtCapacity"
 	// ReasonQuotaExceeded: starting would exceed a DelegationQuota of the
 	// namespace; it waits, never fails, for it.
-	ReasonQuotaExceeded = "QuotaExceeded"
+	ReasonQuotaExceeded   = "QuotaExceeded"
 	ReasonSent            = "Sent"
 	ReasonAdopted         = "Adopted"
 	ReasonWorking         = "Working"

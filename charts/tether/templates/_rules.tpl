@@ -247,6 +247,7 @@
   - delegation.tether.dev
   resources:
   - agentgrants
+  - delegationquotas
   verbs:
   - get
   - list
@@ -272,6 +273,7 @@
   - delegation.tether.dev
   resources:
   - agents/status
+  - delegationquotas/status
   - delegations/status
   verbs:
   - get
