@@ -12,6 +12,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -83,6 +85,16 @@ func TestQuotaInFlightQueuesOldestFirstAndUsedSurvivesRestart(t *testing.T) {
 	}
 	e.g.Consistently(e.sentTexts, time.Second, tick).Should(Equal([]string{"wait q1", "wait q2"}), "nothing is sent over quota")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 2}))
+	metricsOut, err := testutil.CollectAndFormat(&quotaCollector{used: quotaMetrics.used, hard: quotaMetrics.hard, reader: k8sClient},
+		expfmt.TypeTextPlain, "tether_quota_used", "tether_quota_hard")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	for _, line := range []string{
+		`tether_quota_used{namespace="` + e.ns + `",quota="team",resource="inFlight"} 2`,
+		`tether_quota_used{namespace="` + e.ns + `",quota="team",resource="waiting"} 2`,
+		`tether_quota_hard{namespace="` + e.ns + `",quota="team",resource="inFlight"} 2`,
+	} {
+		e.g.Expect(string(metricsOut)).To(ContainSubstring(line))
+	}
 
 	e.op.Stop()
 	e.op = startOperator(t, e.ns, testOptions())
