@@ -31,14 +31,17 @@ import (
 // indexQuotaContender holds, for a Delegation that sends to an agent and has
 // not settled nor is being deleted, the value "true": the namespace's tasks in
 // flight and those waiting to be.
-const indexQuotaContender = "quota.contender"
+const (
+	indexQuotaContender = "quota.contender"
+	quotaContenderValue = "true"
+)
 
 func quotaContender(o client.Object) []string {
 	d := o.(*v1alpha1.Delegation)
 	if d.Spec.AgentRef == nil || delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	return []string{"true"}
+	return []string{quotaContenderValue}
 }
 
 // inFlight: the Delegation's task was sent (or its send may have left) and
@@ -98,7 +101,7 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 		}
 	}
 	var contenders v1alpha1.DelegationList
-	if err := r.List(ctx, &contenders, client.InNamespace(s.d.Namespace), client.MatchingFields{indexQuotaContender: "true"},
+	if err := r.List(ctx, &contenders, client.InNamespace(s.d.Namespace), client.MatchingFields{indexQuotaContender: quotaContenderValue},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func (r *quotaReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 // used counts the namespace's Delegations in flight and waiting for a quota.
 func (r *quotaReconciler) used(ctx context.Context, ns string) (v1alpha1.QuotaUsed, error) {
 	var list v1alpha1.DelegationList
-	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexQuotaContender: "true"},
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexQuotaContender: quotaContenderValue},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return v1alpha1.QuotaUsed{}, err
 	}
@@ -117,9 +117,10 @@ type quotaCollector struct {
 }
 
 var quotaMetrics = func() *quotaCollector {
-	labels := []string{"namespace", "quota", "resource"}
+	labels := []string{namespaceLabel, "quota", "resource"}
 	c := &quotaCollector{
-		used: prometheus.NewDesc("tether_quota_used", "What a namespace's Delegations hold against a DelegationQuota (status.used), by resource.", labels, nil),
+		used: prometheus.NewDesc("tether_quota_used",
+			"What a namespace's Delegations hold against a DelegationQuota (status.used), by resource.", labels, nil),
 		hard: prometheus.NewDesc("tether_quota_hard", "A DelegationQuota's limits (spec.hard), by resource.", labels, nil),
 	}
 	metrics.Registry.MustRegister(c)

@@ -39,8 +39,9 @@ func (e *env) quotaUsed(name string) func() v1alpha1.QuotaUsed {
 
 // sentTexts are the messages the agent was sent, in order.
 func (e *env) sentTexts() []string {
-	var out []string
-	for _, c := range e.agent.Calls("SendMessage") {
+	calls := e.agent.Calls("SendMessage")
+	out := make([]string, 0, len(calls))
+	for _, c := range calls {
 		out = append(out, c.Text)
 	}
 	return out
