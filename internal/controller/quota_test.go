@@ -189,6 +189,12 @@ func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 		Should(Equal(delegation.ReasonQuotaExceeded), "a settled child still counts while it exists")
 	e.g.Expect(k8sClient.Delete(context.Background(), e.get("k2"))).To(Succeed())
 	e.waitRunning("k3")
+	e.g.Expect(e.get("deep").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+
+	// Deleting the quota wakes what waited for it.
+	e.g.Expect(k8sClient.Delete(context.Background(), &v1alpha1.DelegationQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "tree"}})).To(Succeed())
+	e.waitRunning("deep")
 }
 
 // Bad quotas are refused by the API server.
