@@ -54,11 +54,31 @@ func waitsForQuota(d *v1alpha1.Delegation) bool {
 	return !inFlight(d) && d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded
 }
 
-// quotaAdmission remembers the Delegations this process let through a quota
-// until the cache shows them in flight or gone.
+// quotaAdmission remembers, per namespace, the Delegations this process let
+// through a quota until the cache shows them in flight or gone. Namespaces
+// are locked apart: one namespace's checks never wait for another's.
 type quotaAdmission struct {
+	mu          sync.Mutex
+	byNamespace map[string]*namespaceAdmission
+}
+
+type namespaceAdmission struct {
 	mu       sync.Mutex
-	admitted map[types.UID]string // Delegation -> namespace
+	admitted map[types.UID]bool
+}
+
+func (a *quotaAdmission) of(ns string) *namespaceAdmission {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byNamespace == nil {
+		a.byNamespace = map[string]*namespaceAdmission{}
+	}
+	n := a.byNamespace[ns]
+	if n == nil {
+		n = &namespaceAdmission{admitted: map[types.UID]bool{}}
+		a.byNamespace[ns] = n
+	}
+	return n
 }
 
 // admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
@@ -76,12 +96,9 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 		needDepth = needDepth || h.Depth != nil
 		needSiblings = needSiblings || h.ChildrenPerParent != nil
 	}
-	a := &r.memory.quota
+	a := r.memory.quota.of(s.d.Namespace)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.admitted == nil {
-		a.admitted = map[types.UID]string{}
-	}
 	ask := delegation.QuotaAsk{UID: string(s.d.UID)}
 	if needDepth {
 		ask.Depth = r.treeDepth(ctx, s.d)
@@ -110,8 +127,8 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 		live[contenders.Items[i].UID] = true
 		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false))
 	}
-	for uid, ns := range a.admitted {
-		if ns == s.d.Namespace && !live[uid] {
+	for uid := range a.admitted {
+		if !live[uid] {
 			delete(a.admitted, uid) // settled or gone before the cache showed it sent
 		}
 	}
@@ -119,7 +136,7 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 	if !ok {
 		return &rec, nil
 	}
-	a.admitted[s.d.UID] = s.d.Namespace
+	a.admitted[s.d.UID] = true
 	return nil, nil
 }
 
@@ -127,14 +144,14 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 // waiting for a quota queue; a Delegation waiting for something else (its
 // parent, its Agent) holds no place and is not ahead. started: it holds its
 // place even after it settled (a parent's started children).
-func (a *quotaAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool) delegation.Contender {
+func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool) delegation.Contender {
 	c := delegation.Contender{UID: string(d.UID), Name: d.Name, Created: d.CreationTimestamp.Time, Adopts: d.Spec.TaskID != ""}
 	c.Started = started || inFlight(d)
 	c.Done = !c.Started && (delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero())
 	if c.Started || c.Done {
 		delete(a.admitted, d.UID) // the cache shows it now
 	} else {
-		_, c.Admitted = a.admitted[d.UID]
+		c.Admitted = a.admitted[d.UID]
 		c.Done = !c.Admitted && d.UID != asker && !waitsForQuota(d)
 	}
 	return c
