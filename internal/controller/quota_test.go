@@ -218,3 +218,31 @@ func TestQuotaAdmission(t *testing.T) {
 	g.Expect(k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ok"},
 		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](0)}}})).To(Succeed())
 }
+
+// One namespace at its quota holds only its own Delegations: another
+// namespace served by the same operator and agent sends at once.
+func TestQuotaHoldsOnlyItsNamespace(t *testing.T) {
+	t.Parallel()
+	agent := newTestAgent()
+	t.Cleanup(agent.Close)
+	teamA := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: agent}
+	teamB := &env{t: t, g: teamA.g, ns: newNamespace(t), agent: agent}
+	startOperatorIn(t, cfg, []string{teamA.ns, teamB.ns}, testOptions(), nil)
+	for _, e := range []*env{teamA, teamB} {
+		e.createAgent("agent", agent.URL())
+		e.waitAgentReady("agent")
+	}
+	teamA.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](1)})
+	teamA.create(teamA.task("a1", "wait a1"))
+	teamA.waitRunning("a1")
+	teamA.create(teamA.task("a2", "wait a2"))
+	teamA.waitReason("a2", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+	for _, name := range []string{"b1", "b2", "b3"} {
+		teamB.create(teamB.task(name, "wait "+name))
+	}
+	for _, name := range []string{"b1", "b2", "b3"} {
+		teamB.waitRunning(name)
+	}
+	teamA.g.Expect(teamA.get("a2").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+	teamA.g.Expect(teamA.sentTexts()).NotTo(ContainElement("wait a2"))
+}
