@@ -176,9 +176,16 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexSharedAgent, sharedAgentNamespace); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexQuotaContender, quotaContender); err != nil {
+		return err
+	}
 	if err := idx.IndexField(ctx, &v1alpha1.Delegation{}, indexWaiting, func(o client.Object) []string {
 		return waitingFor(o.(*v1alpha1.Delegation))
 	}); err != nil {
+		return err
+	}
+	// Quotas' use is written from the same cache and indexes.
+	if err := (&quotaReconciler{Client: mgr.GetClient()}).setup(mgr); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -191,6 +198,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
 		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
+		Watches(&v1alpha1.DelegationQuota{}, handler.EnqueueRequestsFromMapFunc(r.waitingForQuota)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {
@@ -231,8 +239,9 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 			}
 			enqueue(ctx, cur, delegation.ChildChanged(old, cur), children, q)
 			if agent, ok := cur.AgentKey(); ok && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
-				// A settled task frees a place at its Agent.
+				// A settled task frees a place at its Agent and in its namespace.
 				r.enqueueWaitingForAgent(ctx, agent, q)
+				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonQuotaExceeded, "", q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -241,6 +250,8 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				if agent, ok := d.AgentKey(); ok {
 					r.enqueueWaitingForAgent(ctx, agent, q)
 				}
+				// A deleted child frees a place under its parent's quota.
+				r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonQuotaExceeded, "", q)
 			}
 		},
 	}

@@ -26,6 +26,8 @@ type memory struct {
 	handled sync.Map
 	// admission holds the places taken at Agents with a cap on tasks.
 	admission admission
+	// quota holds the Delegations let through their namespace's quotas.
+	quota quotaAdmission
 	// cascaded records the cascades dispatched from the cache.
 	cascaded cascaded
 

@@ -71,6 +71,8 @@ func TestWaitingForIndexesOnlyWaitingDelegations(t *testing.T) {
 	}{
 		{"waiting for a place at its Agent", d(v1alpha1.PhasePending, delegation.ReasonAgentAtCapacity), []string{"AgentAtCapacity/team/agent"}},
 		{"waiting for its parent's budget", d(v1alpha1.PhasePending, delegation.ReasonBudgetExhausted), []string{"BudgetExhausted/parent"}},
+		{"waiting for a quota of its namespace", d(v1alpha1.PhasePending, delegation.ReasonQuotaExceeded), []string{"QuotaExceeded/"}},
+		{"settled while waiting for a quota", d(v1alpha1.PhaseCanceled, delegation.ReasonQuotaExceeded), nil},
 		{"running", d(v1alpha1.PhaseRunning, delegation.ReasonSent), nil},
 		{"settled with a waiting reason", d(v1alpha1.PhaseCanceled, delegation.ReasonAgentAtCapacity), nil},
 		{"no outcome yet", d("", ""), nil},

@@ -161,6 +161,9 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		return sendNext{record: wait, res: res}, nil
 	}
 	if spec.TaskID == "" && st.SendStarted == nil {
+		if wait, err := r.admitQuota(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait}, err
+		}
 		if wait, err := r.admit(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
 		}

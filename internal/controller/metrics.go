@@ -16,7 +16,10 @@ import (
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
-const meterLabel = "meter"
+const (
+	meterLabel     = "meter"
+	namespaceLabel = "namespace"
+)
 
 // Metrics on controller-runtime's registry (served at the metrics endpoint).
 // docs/operations.md lists them with a sample alert.
@@ -45,7 +48,7 @@ var (
 	})
 	phaseMetrics = &phaseCollector{desc: prometheus.NewDesc("tether_delegations",
 		"Delegations by namespace, phase and (for Pending) the reason they wait, as the operator's cache holds them.",
-		[]string{"namespace", "phase", "reason"}, nil),
+		[]string{namespaceLabel, "phase", "reason"}, nil),
 		rootBudget: map[string]*prometheus.Desc{
 			"granted": prometheus.NewDesc("tether_root_budget_granted",
 				"Budget granted to the tree, per meter, of each unsettled root Delegation (no parentRef) with a budget.", rootLabels, nil),
@@ -57,7 +60,7 @@ var (
 		}}
 )
 
-var rootLabels = []string{"namespace", "root", meterLabel}
+var rootLabels = []string{namespaceLabel, "root", meterLabel}
 
 func init() {
 	metrics.Registry.MustRegister(budgetReserved, budgetCharged,

@@ -32,6 +32,9 @@ const (
 	ReasonAgentBusy = "AgentBusy"
 	// ReasonAgentAtCapacity: the Agent runs spec.maxConcurrentTasks tasks.
 	ReasonAgentAtCapacity = "AgentAtCapacity"
+	// ReasonQuotaExceeded: starting would exceed a DelegationQuota of the
+	// namespace; it waits, never fails, for it.
+	ReasonQuotaExceeded   = "QuotaExceeded"
 	ReasonSent            = "Sent"
 	ReasonAdopted         = "Adopted"
 	ReasonWorking         = "Working"

@@ -37,6 +37,10 @@ func TestInstallYAMLPinsTheImageByTagAndDigest(t *testing.T) {
 	g.Expect(c.Args).To(ContainElements("--leader-elect", "--metrics-bind-address=:8443", "--agent-deny-cidrs=127.0.0.0/8,::1/128"))
 	g.Expect(*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
 
+	// Every kind's CRD, as generated into config/crd/bases.
+	bases, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(len(bases)).To(BeNumerically(">=", 4))
 	kinds := map[string]int{}
 	for _, o := range objs {
 		kinds[o.GetKind()]++
@@ -45,13 +49,13 @@ func TestInstallYAMLPinsTheImageByTagAndDigest(t *testing.T) {
 		}
 		g.Expect(o.GetName()).NotTo(ContainSubstring("controller:latest"))
 	}
-	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", 3)) // Delegation, Agent, AgentGrant
+	g.Expect(kinds).To(HaveKeyWithValue("CustomResourceDefinition", len(bases)))
 	g.Expect(kinds).To(HaveKeyWithValue("Namespace", 1))
 	g.Expect(kinds).To(HaveKey("ClusterRoleBinding"))
 	g.Expect(kinds).To(HaveKey("Service"))
 
 	crds := decodeAll(t, m.CRDs)
-	g.Expect(crds).To(HaveLen(3))
+	g.Expect(crds).To(HaveLen(len(bases)))
 	for _, o := range crds {
 		g.Expect(o.GetKind()).To(Equal("CustomResourceDefinition"))
 	}

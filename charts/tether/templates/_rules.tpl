@@ -141,6 +141,59 @@
   - get
 {{- end }}
 
+{{- define "tether.rules.delegationquota_admin_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas
+  verbs:
+  - '*'
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas/status
+  verbs:
+  - get
+{{- end }}
+
+{{- define "tether.rules.delegationquota_editor_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas/status
+  verbs:
+  - get
+{{- end }}
+
+{{- define "tether.rules.delegationquota_viewer_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas
+  verbs:
+  - get
+  - list
+  - watch
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationquotas/status
+  verbs:
+  - get
+{{- end }}
+
 {{- define "tether.rules.leader_election_role" }}
 - apiGroups:
   - coordination.k8s.io
@@ -194,6 +247,7 @@
   - delegation.tether.dev
   resources:
   - agentgrants
+  - delegationquotas
   verbs:
   - get
   - list
@@ -219,6 +273,7 @@
   - delegation.tether.dev
   resources:
   - agents/status
+  - delegationquotas/status
   - delegations/status
   verbs:
   - get

@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+func newQuotaCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "quota",
+		Short: "Show the namespace's DelegationQuotas: what its Delegations hold (used) against each limit (hard)",
+		Example: `  kubectl tether quota -n team-a
+  kubectl tether quota -A`,
+		Args: exactArgs(0),
+		RunE: o.runner(func(ctx context.Context, e *env, _ []string) error {
+			list := &v1alpha1.DelegationQuotaList{}
+			if err := e.c.List(ctx, list, client.InNamespace(e.listNamespace())); err != nil {
+				return fmt.Errorf("listing DelegationQuotas: %w", err)
+			}
+			if len(list.Items) == 0 {
+				_, err := fmt.Fprintln(e.stderr, "No DelegationQuotas found.")
+				return err
+			}
+			_, err := io.WriteString(e.stdout, renderQuotas(list.Items, e.allNamespaces))
+			return err
+		}),
+	}
+}
+
+// renderQuotas prints one row per quota and limit, ResourceQuota's
+// `kubectl describe` way: the resource, what is used, the hard limit. The
+// depth and children limits are checked per Delegation (nothing is summed),
+// so their used column is "-"; waiting shows how many wait for any quota.
+func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
+	slices.SortFunc(items, func(a, b v1alpha1.DelegationQuota) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	header := []string{"QUOTA", "RESOURCE", "USED", "HARD"}
+	if withNamespace {
+		header = append([]string{namespaceColumn}, header...)
+	}
+	rows := [][]string{header}
+	for _, q := range items {
+		add := func(resource, used string, hard *int32) {
+			h := none
+			if hard != nil {
+				h = strconv.Itoa(int(*hard))
+			} else if resource != "waiting" {
+				return
+			}
+			row := []string{q.Name, resource, used, h}
+			if withNamespace {
+				row = append([]string{q.Namespace}, row...)
+			}
+			rows = append(rows, row)
+		}
+		add("inFlight", strconv.Itoa(int(q.Status.Used.InFlight)), q.Spec.Hard.InFlight)
+		add("depth", none, q.Spec.Hard.Depth)
+		add("childrenPerParent", none, q.Spec.Hard.ChildrenPerParent)
+		add("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), nil)
+	}
+	return renderTable(rows)
+}

@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+// Quotas per namespace: before a Delegation's send, every DelegationQuota of
+// its namespace is asked (delegation.QuotaGate decides). What is in flight is
+// read from the cache through indexQuotaContender, never counted in memory;
+// the only thing remembered is the Delegations this process let through whose
+// send marker the cache may not show yet, so two passes at once cannot both
+// take the last place.
+
+import (
+	"context"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegationquotas,verbs=get;list;watch
+// +kubebuilder:rbac:groups=delegation.tether.dev,resources=delegationquotas/status,verbs=get;update;patch
+
+// indexQuotaContender holds, for a Delegation that sends to an agent and has
+// not settled nor is being deleted, the value "true": the namespace's tasks in
+// flight and those waiting to be.
+const (
+	indexQuotaContender = "quota.contender"
+	quotaContenderValue = "true"
+)
+
+func quotaContender(o client.Object) []string {
+	d := o.(*v1alpha1.Delegation)
+	if d.Spec.AgentRef == nil || delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return []string{quotaContenderValue}
+}
+
+// inFlight: the Delegation's task was sent (or its send may have left) and
+// it has not settled.
+func inFlight(d *v1alpha1.Delegation) bool {
+	return d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil
+}
+
+func waitsForQuota(d *v1alpha1.Delegation) bool {
+	return !inFlight(d) && d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded
+}
+
+// quotaAdmission remembers, per namespace, the Delegations this process let
+// through a quota until the cache shows them in flight or gone. Namespaces
+// are locked apart: one namespace's checks never wait for another's.
+type quotaAdmission struct {
+	mu          sync.Mutex
+	byNamespace map[string]*namespaceAdmission
+}
+
+type namespaceAdmission struct {
+	mu       sync.Mutex
+	admitted map[types.UID]bool
+}
+
+func (a *quotaAdmission) of(ns string) *namespaceAdmission {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byNamespace == nil {
+		a.byNamespace = map[string]*namespaceAdmission{}
+	}
+	n := a.byNamespace[ns]
+	if n == nil {
+		n = &namespaceAdmission{admitted: map[types.UID]bool{}}
+		a.byNamespace[ns] = n
+	}
+	return n
+}
+
+// admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
+// returned) while starting it would exceed a DelegationQuota of its namespace.
+func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*delegation.Record, error) {
+	var quotas v1alpha1.DelegationQuotaList
+	if err := r.List(ctx, &quotas, client.InNamespace(s.d.Namespace), client.UnsafeDisableDeepCopy); err != nil || len(quotas.Items) == 0 {
+		return nil, err
+	}
+	views := make([]delegation.Quota, 0, len(quotas.Items))
+	var needDepth, needSiblings bool
+	for i := range quotas.Items {
+		h := quotas.Items[i].Spec.Hard
+		views = append(views, delegation.Quota{Name: quotas.Items[i].Name, Hard: h})
+		needDepth = needDepth || h.Depth != nil
+		needSiblings = needSiblings || h.ChildrenPerParent != nil
+	}
+	a := r.memory.quota.of(s.d.Namespace)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ask := delegation.QuotaAsk{UID: string(s.d.UID)}
+	if needDepth {
+		ask.Depth = r.treeDepth(ctx, s.d)
+	}
+	if needSiblings && s.parentObj != nil {
+		var children v1alpha1.DelegationList
+		if err := r.List(ctx, &children, client.InNamespace(s.d.Namespace), client.MatchingFields{indexParent: s.parentObj.Name},
+			client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		for i := range children.Items {
+			c := &children.Items[i]
+			if owner := metav1.GetControllerOf(c); owner != nil && owner.UID != s.parentObj.UID {
+				continue // a child of an earlier parent of the same name
+			}
+			ask.Siblings = append(ask.Siblings, a.contender(c, s.d.UID, c.Status.StartTime != nil))
+		}
+	}
+	var contenders v1alpha1.DelegationList
+	if err := r.List(ctx, &contenders, client.InNamespace(s.d.Namespace), client.MatchingFields{indexQuotaContender: quotaContenderValue},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	live := map[types.UID]bool{}
+	for i := range contenders.Items {
+		live[contenders.Items[i].UID] = true
+		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false))
+	}
+	for uid := range a.admitted {
+		if !live[uid] {
+			delete(a.admitted, uid) // settled or gone before the cache showed it sent
+		}
+	}
+	rec, ok := delegation.QuotaGate(views, ask)
+	if !ok {
+		return &rec, nil
+	}
+	a.admitted[s.d.UID] = true
+	return nil, nil
+}
+
+// contender is d as the quota gate sees it. Only the asker and those already
+// waiting for a quota queue; a Delegation waiting for something else (its
+// parent, its Agent) holds no place and is not ahead. started: it holds its
+// place even after it settled (a parent's started children).
+func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool) delegation.Contender {
+	c := delegation.Contender{UID: string(d.UID), Name: d.Name, Created: d.CreationTimestamp.Time, Adopts: d.Spec.TaskID != ""}
+	c.Started = started || inFlight(d)
+	c.Done = !c.Started && (delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero())
+	if c.Started || c.Done {
+		delete(a.admitted, d.UID) // the cache shows it now
+	} else {
+		c.Admitted = a.admitted[d.UID]
+		c.Done = !c.Admitted && d.UID != asker && !waitsForQuota(d)
+	}
+	return c
+}
+
+// treeDepth is the Delegation's level below its root (a root is 0), as far
+// as the cache knows its ancestors; checkChain reports cycles.
+func (r *DelegationReconciler) treeDepth(ctx context.Context, d *v1alpha1.Delegation) int {
+	depth, cur := 0, d
+	for cur.Spec.ParentRef != nil && depth <= r.Options.MaxDepth {
+		var next v1alpha1.Delegation
+		if err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: cur.Spec.ParentRef.Name}, &next); err != nil {
+			return depth + 1
+		}
+		depth, cur = depth+1, &next
+	}
+	return depth
+}
+
+// waitingForQuota names the Delegations of the object's namespace that wait
+// for a quota: a quota changed, or a place may have freed.
+func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonQuotaExceeded, ""))
+}

@@ -1,0 +1,160 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// quotaReconciler writes a DelegationQuota's status.used from the cache on
+// every change of its namespace's Delegations: it is recomputed, never
+// counted, so it is exact after any restart.
+type quotaReconciler struct {
+	client.Client
+}
+
+func (r *quotaReconciler) setup(mgr ctrl.Manager) error {
+	quotaMetrics.use(mgr.GetClient())
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.DelegationQuota{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.quotasOf), builder.WithPredicates(quotaUseChanged())).
+		Named("delegationquota").
+		Complete(r)
+}
+
+func (r *quotaReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var q v1alpha1.DelegationQuota
+	if err := r.Get(ctx, req.NamespacedName, &q); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	used, err := r.used(ctx, q.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if q.Status.Used == used && q.Status.ObservedGeneration == q.Generation {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(q.DeepCopy())
+	q.Status.Used, q.Status.ObservedGeneration = used, q.Generation
+	err = r.Status().Patch(ctx, &q, patch)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// used counts the namespace's Delegations in flight and waiting for a quota.
+func (r *quotaReconciler) used(ctx context.Context, ns string) (v1alpha1.QuotaUsed, error) {
+	var list v1alpha1.DelegationList
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{indexQuotaContender: quotaContenderValue},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return v1alpha1.QuotaUsed{}, err
+	}
+	var used v1alpha1.QuotaUsed
+	for i := range list.Items {
+		switch d := &list.Items[i]; {
+		case inFlight(d):
+			used.InFlight++
+		case waitsForQuota(d):
+			used.Waiting++
+		}
+	}
+	return used, nil
+}
+
+func (r *quotaReconciler) quotasOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var quotas v1alpha1.DelegationQuotaList
+	if err := r.List(ctx, &quotas, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(quotas.Items))
+	for i := range quotas.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&quotas.Items[i])})
+	}
+	return reqs
+}
+
+// quotaUse is what of a Delegation status.used counts.
+type quotaUse struct{ contender, inFlight, waiting bool }
+
+func quotaUseOf(d *v1alpha1.Delegation) quotaUse {
+	c := len(quotaContender(d)) > 0
+	return quotaUse{contender: c, inFlight: c && inFlight(d), waiting: c && waitsForQuota(d)}
+}
+
+// quotaUseChanged lets through the Delegation events that move status.used.
+func quotaUseChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*v1alpha1.Delegation)
+		cur, okCur := e.ObjectNew.(*v1alpha1.Delegation)
+		return !okOld || !okCur || quotaUseOf(old) != quotaUseOf(cur)
+	}}
+}
+
+// quotaCollector reports every quota's hard limits and use from the cache
+// at scrape time.
+type quotaCollector struct {
+	used, hard *prometheus.Desc
+	mu         sync.Mutex
+	reader     client.Reader
+}
+
+var quotaMetrics = func() *quotaCollector {
+	labels := []string{namespaceLabel, "quota", "resource"}
+	c := &quotaCollector{
+		used: prometheus.NewDesc("tether_quota_used",
+			"What a namespace's Delegations hold against a DelegationQuota (status.used), by resource.", labels, nil),
+		hard: prometheus.NewDesc("tether_quota_hard", "A DelegationQuota's limits (spec.hard), by resource.", labels, nil),
+	}
+	metrics.Registry.MustRegister(c)
+	return c
+}()
+
+func (c *quotaCollector) use(r client.Reader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reader = r
+}
+
+func (c *quotaCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.used; ch <- c.hard }
+
+func (c *quotaCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	r := c.reader
+	c.mu.Unlock()
+	var list v1alpha1.DelegationQuotaList
+	if r == nil || r.List(context.Background(), &list, client.UnsafeDisableDeepCopy) != nil {
+		return
+	}
+	for i := range list.Items {
+		q := &list.Items[i]
+		gauge := func(d *prometheus.Desc, resource string, n int32) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(n), q.Namespace, q.Name, resource)
+		}
+		gauge(c.used, "inFlight", q.Status.Used.InFlight)
+		gauge(c.used, "waiting", q.Status.Used.Waiting)
+		for resource, n := range map[string]*int32{"inFlight": q.Spec.Hard.InFlight, "depth": q.Spec.Hard.Depth,
+			"childrenPerParent": q.Spec.Hard.ChildrenPerParent} {
+			if n != nil {
+				gauge(c.hard, resource, *n)
+			}
+		}
+	}
+}

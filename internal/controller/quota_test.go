@@ -1,0 +1,248 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package controller
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
+)
+
+func (e *env) createQuota(name string, hard v1alpha1.QuotaLimits) {
+	e.t.Helper()
+	e.g.Expect(k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.DelegationQuotaSpec{Hard: hard}})).To(Succeed())
+}
+
+func (e *env) quotaUsed(name string) func() v1alpha1.QuotaUsed {
+	return func() v1alpha1.QuotaUsed {
+		var q v1alpha1.DelegationQuota
+		e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, &q)).To(Succeed())
+		return q.Status.Used
+	}
+}
+
+// sentTexts are the messages the agent was sent, in order.
+func (e *env) sentTexts() []string {
+	calls := e.agent.Calls("SendMessage")
+	out := make([]string, 0, len(calls))
+	for _, c := range calls {
+		out = append(out, c.Text)
+	}
+	return out
+}
+
+// countedUse is status.used as counted from the API server's objects.
+func (e *env) countedUse() v1alpha1.QuotaUsed {
+	var list v1alpha1.DelegationList
+	e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+	var used v1alpha1.QuotaUsed
+	for i := range list.Items {
+		d := &list.Items[i]
+		switch {
+		case d.Status.Phase.Settled():
+		case d.Status.TaskID != "":
+			used.InFlight++
+		case d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded:
+			used.Waiting++
+		}
+	}
+	return used
+}
+
+// A namespace with inFlight 2 and four Delegations: two run, two wait
+// Pending/QuotaExceeded with nothing sent; a settled one lets the oldest
+// waiting start; status.used matches the objects, also after the operator
+// was stopped and started again with nothing in memory.
+func TestQuotaInFlightQueuesOldestFirstAndUsedSurvivesRestart(t *testing.T) {
+	e := setup(t)
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2)})
+	e.waitAgentReady("agent")
+	names := []string{"q1", "q2", "q3", "q4"}
+	for _, name := range names {
+		e.create(e.task(name, "wait "+name))
+		time.Sleep(20 * time.Millisecond) // distinct creation order (seconds tie; then names)
+	}
+	e.waitRunning("q1")
+	e.waitRunning("q2")
+	for _, name := range names[2:] {
+		d := e.waitReason(name, v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+		e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "team": inFlight 2/2; waiting in creation order`))
+	}
+	e.g.Consistently(e.sentTexts, time.Second, tick).Should(Equal([]string{"wait q1", "wait q2"}), "nothing is sent over quota")
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 2}))
+	metricsOut, err := testutil.CollectAndFormat(&quotaCollector{used: quotaMetrics.used, hard: quotaMetrics.hard, reader: k8sClient},
+		expfmt.TypeTextPlain, "tether_quota_used", "tether_quota_hard")
+	e.g.Expect(err).NotTo(HaveOccurred())
+	for _, line := range []string{
+		`tether_quota_used{namespace="` + e.ns + `",quota="team",resource="inFlight"} 2`,
+		`tether_quota_used{namespace="` + e.ns + `",quota="team",resource="waiting"} 2`,
+		`tether_quota_hard{namespace="` + e.ns + `",quota="team",resource="inFlight"} 2`,
+	} {
+		e.g.Expect(string(metricsOut)).To(ContainSubstring(line))
+	}
+
+	e.op.Stop()
+	e.op = startOperator(t, e.ns, testOptions())
+	e.g.Consistently(e.sentTexts, 2*time.Second, tick).Should(Equal([]string{"wait q1", "wait q2"}),
+		"a new process lets no waiting one through")
+	e.g.Expect(e.quotaUsed("team")()).To(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 2}))
+	e.g.Expect(e.countedUse()).To(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 2}))
+
+	e.update("q2", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.waitRunning("q3")
+	e.g.Consistently(e.sentTexts, time.Second, tick).Should(Equal([]string{"wait q1", "wait q2", "wait q3"}), "the oldest waiting went first")
+	e.g.Expect(e.get("q4").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 1}))
+
+	// Raising the quota lets the last one start at once.
+	var q v1alpha1.DelegationQuota
+	e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "team"}, &q)).To(Succeed())
+	q.Spec.Hard.InFlight = ptr.To[int32](3)
+	e.g.Expect(k8sClient.Update(context.Background(), &q)).To(Succeed())
+	e.waitRunning("q4")
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 3}))
+}
+
+// status.used stays exact while the operator is stopped and started ten
+// times as Delegations are created and cancelled.
+func TestQuotaUsedExactAcrossRestartsDuringChurn(t *testing.T) {
+	e := setup(t)
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](3)})
+	e.waitAgentReady("agent")
+	created := 0
+	for restart := range 10 {
+		for range 2 {
+			created++
+			e.create(e.task("c"+string(rune('a'+created)), "wait"))
+		}
+		if restart%2 == 1 {
+			var list v1alpha1.DelegationList
+			e.g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(e.ns))).To(Succeed())
+			for _, d := range list.Items {
+				if d.Status.TaskID != "" && !d.Status.Phase.Settled() && !d.Spec.Cancel {
+					e.update(d.Name, func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+					break
+				}
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		e.op.Stop()
+		e.op = startOperator(t, e.ns, testOptions())
+	}
+	e.g.Eventually(func(g Gomega) {
+		counted := e.countedUse()
+		g.Expect(counted.InFlight).To(BeNumerically("<=", 3), "never more in flight than the quota")
+		g.Expect(counted.InFlight + counted.Waiting).To(BeNumerically(">", 0))
+		g.Expect(e.quotaUsed("team")()).To(Equal(counted))
+	}, eventually, tick).Should(Succeed())
+	e.g.Expect(e.countedUse().InFlight).To(Equal(int32(3)), "the room is used")
+}
+
+// depth and childrenPerParent: a Delegation too deep, or a parent's child
+// past the limit, waits Pending/QuotaExceeded and is not sent; deleting a
+// started child lets the next one start.
+func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
+	e := setup(t)
+	e.createQuota("tree", v1alpha1.QuotaLimits{Depth: ptr.To[int32](1), ChildrenPerParent: ptr.To[int32](2)})
+	e.waitAgentReady("agent")
+	child := func(parent string) func(*v1alpha1.Delegation) {
+		return func(d *v1alpha1.Delegation) { d.Spec.ParentRef = &v1alpha1.LocalRef{Name: parent} }
+	}
+	e.create(e.task("root", "wait root"))
+	e.waitRunning("root")
+	for _, name := range []string{"k1", "k2", "k3"} {
+		e.create(e.task(name, "wait "+name, child("root")))
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.waitRunning("k1")
+	e.waitRunning("k2")
+	d := e.waitReason("k3", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+	e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "tree": childrenPerParent 2/2; waiting in creation order`))
+
+	e.create(e.task("deep", "wait deep", child("k1")))
+	d = e.waitReason("deep", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+	e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "tree": depth 2 exceeds 1; it cannot start under this quota`))
+	e.g.Consistently(func() bool {
+		return slices.ContainsFunc(e.sentTexts(), func(s string) bool { return s == "wait k3" || s == "wait deep" })
+	}, time.Second, tick).Should(BeFalse(), "nothing is sent over quota")
+	e.g.Expect(e.get("deep").Status.Phase).To(Equal(v1alpha1.PhasePending), "never Failed")
+
+	e.update("k2", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.waitPhase("k2", v1alpha1.PhaseCanceled)
+	e.g.Consistently(func() string { return e.get("k3").Status.Outcome.Reason }, time.Second, tick).
+		Should(Equal(delegation.ReasonQuotaExceeded), "a settled child still counts while it exists")
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("k2"))).To(Succeed())
+	e.waitRunning("k3")
+	e.g.Expect(e.get("deep").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+
+	// Deleting the quota wakes what waited for it.
+	e.g.Expect(k8sClient.Delete(context.Background(), &v1alpha1.DelegationQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "tree"}})).To(Succeed())
+	e.waitRunning("deep")
+}
+
+// Bad quotas are refused by the API server.
+func TestQuotaAdmission(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	for name, c := range map[string]struct {
+		hard v1alpha1.QuotaLimits
+		msg  string
+	}{
+		"empty":    {v1alpha1.QuotaLimits{}, "spec.hard: Invalid value"},
+		"negative": {v1alpha1.QuotaLimits{InFlight: ptr.To[int32](-1)}, "spec.hard.inFlight: Invalid value: -1"},
+		"too deep": {v1alpha1.QuotaLimits{Depth: ptr.To[int32](65)}, "spec.hard.depth: Invalid value: 65"},
+	} {
+		err := k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.DelegationQuotaSpec{Hard: c.hard}})
+		g.Expect(err).To(HaveOccurred(), name)
+		g.Expect(err.Error()).To(ContainSubstring(c.msg), name)
+	}
+	g.Expect(k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ok"},
+		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](0)}}})).To(Succeed())
+}
+
+// One namespace at its quota holds only its own Delegations: another
+// namespace served by the same operator and agent sends at once.
+func TestQuotaHoldsOnlyItsNamespace(t *testing.T) {
+	t.Parallel()
+	agent := newTestAgent()
+	t.Cleanup(agent.Close)
+	teamA := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: agent}
+	teamB := &env{t: t, g: teamA.g, ns: newNamespace(t), agent: agent}
+	startOperatorIn(t, cfg, []string{teamA.ns, teamB.ns}, testOptions(), nil)
+	for _, e := range []*env{teamA, teamB} {
+		e.createAgent("agent", agent.URL())
+		e.waitAgentReady("agent")
+	}
+	teamA.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](1)})
+	teamA.create(teamA.task("a1", "wait a1"))
+	teamA.waitRunning("a1")
+	teamA.create(teamA.task("a2", "wait a2"))
+	teamA.waitReason("a2", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+	for _, name := range []string{"b1", "b2", "b3"} {
+		teamB.create(teamB.task(name, "wait "+name))
+	}
+	for _, name := range []string{"b1", "b2", "b3"} {
+		teamB.waitRunning(name)
+	}
+	teamA.g.Expect(teamA.get("a2").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+	teamA.g.Expect(teamA.sentTexts()).NotTo(ContainElement("wait a2"))
+}

@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The tether Authors.
+SPDX-License-Identifier: Apache-2.0
+*/
+
+package delegation
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
+)
+
+func TestQuotaGate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	waiting := func(uid string, at time.Duration) Contender {
+		return Contender{UID: uid, Name: "d-" + uid, Created: t0.Add(at)}
+	}
+	started := func(uid string) Contender { c := waiting(uid, -time.Hour); c.Started = true; return c }
+	settledStarted := func(uid string) Contender { c := started(uid); c.Done = true; return c }
+	inFlight := func(n int32) Quota { return Quota{Name: "team", Hard: v1alpha1.QuotaLimits{InFlight: ptr.To(n)}} }
+	cases := []struct {
+		name   string
+		quotas []Quota
+		ask    QuotaAsk
+		starts bool
+		msg    string
+	}{
+		{name: "no quota", ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}}, starts: true},
+		{name: "room in flight", quotas: []Quota{inFlight(2)},
+			ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}}, starts: true},
+		{name: "in flight full", quotas: []Quota{inFlight(2)},
+			ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), started("y"), waiting("a", 0)}},
+			msg: `DelegationQuota "team": inFlight 2/2; waiting in creation order`},
+		{name: "a settled one frees its place", quotas: []Quota{inFlight(1)},
+			ask: QuotaAsk{UID: "a", InFlight: []Contender{settledStarted("x"), waiting("a", 0)}}, starts: true},
+		{name: "the oldest waiting takes the freed place", quotas: []Quota{inFlight(2)},
+			ask: QuotaAsk{UID: "new", InFlight: []Contender{started("x"), waiting("new", time.Second), waiting("old", 0)}},
+			msg: `DelegationQuota "team": inFlight 1/2; waiting in creation order`},
+		{name: "zero in flight holds everything", quotas: []Quota{inFlight(0)},
+			ask: QuotaAsk{UID: "a", InFlight: []Contender{waiting("a", 0)}},
+			msg: `DelegationQuota "team": inFlight 0/0; waiting in creation order`},
+		{name: "the tightest of several applies", quotas: []Quota{{Name: "wide", Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](10)}}, inFlight(1)},
+			ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}},
+			msg: `DelegationQuota "team": inFlight 1/1; waiting in creation order`},
+		{name: "too deep never starts", quotas: []Quota{{Name: "team", Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](2)}}},
+			ask: QuotaAsk{UID: "a", Depth: 3},
+			msg: `DelegationQuota "team": depth 3 exceeds 2; it cannot start under this quota`},
+		{name: "at the depth limit starts", quotas: []Quota{{Name: "team", Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](2)}}},
+			ask: QuotaAsk{UID: "a", Depth: 2}, starts: true},
+		{name: "children per parent: settled started children still count",
+			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](2)}}},
+			ask: QuotaAsk{UID: "c", Siblings: []Contender{
+				{UID: "a", Name: "a", Started: true}, {UID: "b", Name: "b", Started: true}, waiting("c", 0)}},
+			msg: `DelegationQuota "fanout": childrenPerParent 2/2; waiting in creation order`},
+		{name: "children per parent: room goes to the oldest child",
+			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](2)}}},
+			ask:    QuotaAsk{UID: "old", Siblings: []Contender{started("a"), waiting("new", time.Second), waiting("old", 0)}}, starts: true},
+		{name: "children per parent does not hold a root",
+			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](0)}}},
+			ask:    QuotaAsk{UID: "a"}, starts: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rec, starts := QuotaGate(c.quotas, c.ask)
+			g.Expect(starts).To(Equal(c.starts))
+			if c.starts {
+				g.Expect(rec).To(Equal(Record{}))
+				return
+			}
+			g.Expect(rec.Phase).To(Equal(v1alpha1.PhasePending), "over quota waits, never fails")
+			g.Expect(rec.Outcome.Reason).To(Equal(ReasonQuotaExceeded))
+			g.Expect(rec.Outcome.Message).To(Equal(c.msg))
+		})
+	}
+}
