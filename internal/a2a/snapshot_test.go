@@ -97,3 +97,23 @@ func TestSnapshotPastTheBoundIsDropped(t *testing.T) {
 	under.apply(statusUpdate("t1", a2a.TaskStateCompleted, nil))
 	g.Expect(under.ended(opSubscribe)).NotTo(BeNil())
 }
+
+// A notification carries the ended task whole as a 1.0 StreamResponse or a
+// 0.3 Task; an update, a running task or an unreadable body carries none.
+func TestNotifiedEnd(t *testing.T) {
+	g := NewWithT(t)
+	v1 := NotifiedEnd([]byte(`{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"},` +
+		`"artifacts":[{"artifactId":"a","parts":[{"text":"done"}]}]}}`))
+	g.Expect(v1).NotTo(BeNil())
+	g.Expect(v1.ID).To(Equal("t1"))
+	g.Expect(v1.ResultText).To(Equal("done"))
+	v03 := NotifiedEnd([]byte(`{"kind":"task","id":"t1","contextId":"c","status":{"state":"failed"},` +
+		`"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"broke"}]}]}`))
+	g.Expect(v03).NotTo(BeNil())
+	g.Expect(v03.State).To(Equal(StateFailed))
+	g.Expect(v03.ResultText).To(Equal("broke"))
+
+	g.Expect(NotifiedEnd([]byte(`{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`))).To(BeNil())
+	g.Expect(NotifiedEnd([]byte(`{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`))).To(BeNil())
+	g.Expect(NotifiedEnd([]byte(`not json`))).To(BeNil())
+}

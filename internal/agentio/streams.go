@@ -224,7 +224,7 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 		last = ev.State
 		ended = ev.State.Terminal()
 		if ended && ev.Ended != nil {
-			answered = s.answerFromEvent(key, ev.Ended)
+			answered = s.AnswerFromEvent(key, ev.Ended)
 			continue
 		}
 		s.ReadNow(key)
@@ -232,13 +232,13 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 	return events, ended, answered, false, false
 }
 
-// answerFromEvent makes the ended task an event brought (a stream's, or a
+// AnswerFromEvent makes the ended task an event brought (a stream's, or a
 // push whose token verified) the answer of the task's read, as a GetTask
 // would have answered: the reconciler applies it with one status write. It
 // is not a renewal: the read's schedule and the lease's renewal time stay.
 // A read running now may answer what it saw before the end: the task is
 // read once more after it. It reports whether the task is followed.
-func (s *Scheduler) answerFromEvent(key types.NamespacedName, t *a2a.Task) bool {
+func (s *Scheduler) AnswerFromEvent(key types.NamespacedName, t *a2a.Task) bool {
 	s.mu.Lock()
 	it, ok := s.items[key]
 	var seen string

@@ -70,6 +70,38 @@ func TestStreamedEndWithoutTheTaskIsRead(t *testing.T) {
 	id := e.waitRunning("bare-end").Status.TaskID
 
 	d := e.waitPhase("bare-end", v1alpha1.PhaseSucceeded)
-	e.g.Expect(d.Status.Result.Text).To(Equal("slow done"))
-	e.g.Expect(bare.reads(id)).To(Equal(1), "one read, after the stream's end")
+	e.g.Expect(d.Status.Result.Text).To(Equal("slow done"), "the result as read, not the bare event's")
+	e.g.Expect(bare.reads(id)).To(BeNumerically(">=", 1), "read after the stream's end")
+}
+
+// A push that carries the ended task whole, with a token that verified,
+// settles the Delegation without a GetTask after the end.
+func TestPushedWholeEndSettlesWithoutARead(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgentWith(true)}
+	t.Cleanup(e.agent.Close)
+	addr := freeLoopbackAddr(t)
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		var err error
+		r.Push, err = NewPushReceiver(addr, "http://"+addr, nil, r.Client)
+		e.g.Expect(err).NotTo(HaveOccurred())
+	})
+	e.createAgent("agent", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour} })
+	e.g.Expect(e.waitAgentReady("agent").Status.PushNotifications).To(BeTrue())
+
+	e.create(e.task("whole", "whole"))
+	id := e.waitRunning("whole").Status.TaskID
+	// The push of the working state is read; the task ends 3 s after it started.
+	before := -1
+	e.g.Eventually(func() bool {
+		n := e.agent.reads(id)
+		stable := n == before
+		before = n
+		return stable
+	}, eventually, 500*time.Millisecond).Should(BeTrue())
+	e.g.Expect(e.get("whole").Status.Phase).To(Equal(v1alpha1.PhaseRunning), "still working when the reads were counted")
+
+	d := e.waitPhase("whole", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("whole done"))
+	e.g.Consistently(func() int { return e.agent.reads(id) }, time.Second, tick).Should(Equal(before), "no GetTask after the end")
 }

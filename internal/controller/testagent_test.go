@@ -357,6 +357,17 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done"))
 			report.Metadata = map[string]any{budgetExtension: map[string]any{"spent": map[string]any{"tokens": 7}}}
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, report), nil)
+		case strings.HasPrefix(text, "whole"):
+			// Works, then ends with the whole task as its last event: what
+			// the agent pushes is the ended task, artifacts and all.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(3 * time.Second):
+			}
+			yield(&a2a.Task{ID: ec.TaskID, ContextID: ec.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+				Artifacts: []*a2a.Artifact{{ID: a2a.NewArtifactID(), Parts: a2a.ContentParts{a2a.NewTextPart("whole done")}}}}, nil)
 		case strings.HasPrefix(text, "input"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which colour?"))), nil)
