@@ -16,9 +16,9 @@ import (
 // A stream carries the task: SubscribeToTask sends the whole task first,
 // then status and artifact updates that apply to it. Kept current, that
 // snapshot is what a GetTask would answer once the stream reports the end,
-// so the end costs no read. The snapshot holds at most the response bound
-// of artifacts (what a GetTask may answer); past that it is dropped and the
-// task's end needs a read.
+// so the end costs no read. The snapshot holds at most the bound on one
+// stream event of artifacts (what the memory budget counts for a stream);
+// past that it is dropped and the task's end needs a read.
 
 // taskSnapshot is one task as its stream shows it now.
 type taskSnapshot struct {
