@@ -96,11 +96,11 @@ func (s *taskSnapshot) drop() { s.task, s.held = nil, 0 }
 
 // ended is the task as the stream shows it, when the stream reported its
 // end and brought the whole task; nil when the task must be read.
-func (s *taskSnapshot) ended(op string) *Task {
+func (s *taskSnapshot) ended() *Task {
 	if s.task == nil || !ParseState(string(s.task.Status.State)).Terminal() {
 		return nil
 	}
-	t, err := checked(op, taskFromWire(s.task))
+	t, err := checked(opSubscribe, taskFromWire(s.task))
 	if err != nil {
 		return nil
 	}

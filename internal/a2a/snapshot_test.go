@@ -34,7 +34,7 @@ func TestSnapshotAppliesUpdatesToTheFirstTask(t *testing.T) {
 	s := newTaskSnapshot("t1", 1<<20)
 	s.apply(snapshotTask("t1", a2a.TaskStateSubmitted))
 	s.apply(statusUpdate("t1", a2a.TaskStateWorking, nil))
-	g.Expect(s.ended(opSubscribe)).To(BeNil(), "not ended yet")
+	g.Expect(s.ended()).To(BeNil(), "not ended yet")
 	s.apply(artifactUpdate("t1", "a", "hello ", false))
 	s.apply(artifactUpdate("t1", "a", "world", true))
 	s.apply(artifactUpdate("t1", "b", "draft", false))
@@ -43,7 +43,7 @@ func TestSnapshotAppliesUpdatesToTheFirstTask(t *testing.T) {
 		BudgetExtensionURI: map[string]any{"spent": map[string]any{"tokens": 7}},
 	}))
 
-	ended := s.ended(opSubscribe)
+	ended := s.ended()
 	g.Expect(ended).NotTo(BeNil())
 	g.Expect(ended.ID).To(Equal("t1"))
 	g.Expect(ended.State).To(Equal(StateCompleted))
@@ -61,7 +61,7 @@ func TestSnapshotWithoutTheWholeTaskGivesNoEnd(t *testing.T) {
 	s := newTaskSnapshot("t1", 1<<20)
 	s.apply(artifactUpdate("t1", "a", "result", false))
 	s.apply(statusUpdate("t1", a2a.TaskStateCompleted, nil))
-	g.Expect(s.ended(opSubscribe)).To(BeNil())
+	g.Expect(s.ended()).To(BeNil())
 }
 
 // An event of another task drops the snapshot: a lying stream's task is
@@ -72,11 +72,11 @@ func TestSnapshotDropsOnAnotherTasksEvent(t *testing.T) {
 	s.apply(snapshotTask("t1", a2a.TaskStateWorking))
 	s.apply(artifactUpdate("t2", "a", "not yours", false))
 	s.apply(statusUpdate("t1", a2a.TaskStateCompleted, nil))
-	g.Expect(s.ended(opSubscribe)).To(BeNil())
+	g.Expect(s.ended()).To(BeNil())
 
 	other := newTaskSnapshot("t1", 1<<20)
 	other.apply(snapshotTask("t2", a2a.TaskStateCompleted))
-	g.Expect(other.ended(opSubscribe)).To(BeNil(), "another task's whole task")
+	g.Expect(other.ended()).To(BeNil(), "another task's whole task")
 }
 
 // Artifacts past the bound drop the snapshot (a GetTask answers, or refuses
@@ -88,14 +88,14 @@ func TestSnapshotPastTheBoundIsDropped(t *testing.T) {
 	s.apply(artifactUpdate("t1", "a", strings.Repeat("x", 60), false))
 	s.apply(artifactUpdate("t1", "a", strings.Repeat("y", 60), true))
 	s.apply(statusUpdate("t1", a2a.TaskStateCompleted, nil))
-	g.Expect(s.ended(opSubscribe)).To(BeNil())
+	g.Expect(s.ended()).To(BeNil())
 
 	under := newTaskSnapshot("t1", 100)
 	under.apply(snapshotTask("t1", a2a.TaskStateWorking))
 	under.apply(artifactUpdate("t1", "a", strings.Repeat("x", 60), false))
 	under.apply(artifactUpdate("t1", "a", strings.Repeat("y", 30), false)) // replaces: 30 held
 	under.apply(statusUpdate("t1", a2a.TaskStateCompleted, nil))
-	g.Expect(under.ended(opSubscribe)).NotTo(BeNil())
+	g.Expect(under.ended()).NotTo(BeNil())
 }
 
 // A notification carries the ended task whole as a 1.0 StreamResponse or a

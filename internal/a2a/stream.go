@@ -61,7 +61,7 @@ func (c *client) Subscribe(ctx context.Context, taskID string) iter.Seq2[StreamE
 			snap.apply(ev)
 			out := streamEventFromWire(ev)
 			if out.State.Terminal() {
-				out.Ended = snap.ended(opSubscribe)
+				out.Ended = snap.ended()
 			}
 			if !yield(out, nil) {
 				return

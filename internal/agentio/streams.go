@@ -197,7 +197,9 @@ func (s *Scheduler) endStream(key types.NamespacedName, st *stream) {
 // the read's answer instead (answered).
 // refused: the agent answered the subscription with an error that proves
 // it will not stream the task (not a broken connection).
-func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, answered, lied, refused bool) {
+func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (
+	events int, ended, answered, lied, refused bool,
+) {
 	cl, release, err := s.Dispatcher.Connector.Client(ctx, t.Agent, t.Tenant)
 	if err != nil {
 		return 0, false, false, false, false
