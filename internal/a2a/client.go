@@ -113,7 +113,7 @@ func NewClient(ctx context.Context, ep Endpoint, card *Card) (Client, error) {
 		return nil, localError(opNewClient, ReasonUnsupported, err)
 	}
 	cp := *card
-	out := &client{card: &cp, c: c, v03: version == ProtocolV03}
+	out := &client{card: &cp, c: c, v03: version == ProtocolV03, snapshotBytes: maxStreamBytes(ep)}
 	if streamTransport != nil && card.Streaming {
 		if out.stream, err = build(streamTransport); err != nil {
 			_ = c.Destroy()
@@ -129,6 +129,10 @@ type client struct {
 	// stream follows tasks (nil when the card does not stream).
 	stream *a2aclient.Client
 	v03    bool
+	// snapshotBytes bounds the artifacts a stream's task snapshot holds:
+	// the bound on one event, so a stream holds no more than the memory
+	// budget counts for it (a larger result is read).
+	snapshotBytes int64
 }
 
 func (c *client) Card() *Card { return c.card }

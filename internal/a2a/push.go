@@ -9,6 +9,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	legacy "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
 // What a push notification carries, for the receivers (the operator's and
@@ -49,3 +53,35 @@ func NotifiedTaskID(body []byte) string {
 	}
 	return n.ID
 }
+
+// NotifiedEnd is the ended task a notification carries whole: a 1.0
+// StreamResponse {"task":…} or a 0.3 Task, in a state that ends it. Nil for
+// an update ({"statusUpdate":…} carries no artifacts), a running task or a
+// body that does not decode: then the task must be read. The caller checks
+// that the task is the one the notification's token is for.
+func NotifiedEnd(body []byte) *Task {
+	var wire *a2a.Task
+	var sr a2a.StreamResponse
+	if json.Unmarshal(body, &sr) == nil {
+		wire, _ = sr.Event.(*a2a.Task)
+	} else {
+		var old legacy.Task
+		if json.Unmarshal(body, &old) != nil || old.ID == "" {
+			return nil
+		}
+		var err error
+		if wire, err = a2av0.ToV1Task(&old); err != nil {
+			return nil
+		}
+	}
+	if wire == nil || !ParseState(string(wire.Status.State)).Terminal() {
+		return nil
+	}
+	t, err := checked(opPush, taskFromWire(wire))
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+const opPush = "PushNotification"

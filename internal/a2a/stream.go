@@ -17,14 +17,20 @@ const opSubscribe = "SubscribeToTask"
 
 // StreamEvent is what one event of a task's stream says: whose task it is
 // about and the state it reports (StateUnknown for an artifact or message
-// event). The operator reads the task back for everything else, so a stream
-// only tells it when to read.
+// event), and, once the task ended, the task itself when the stream brought
+// all of it (see snapshot.go).
 type StreamEvent struct {
 	TaskID string
 	State  State
 	// Task is set when the event is the whole task (what SubscribeToTask
 	// must send first), not an update.
 	Task bool
+	// Ended is the ended task as the stream shows it: the first whole task
+	// with every later update applied, what a GetTask would answer. Nil
+	// when the event does not end the task or the stream did not bring all
+	// of it (no whole task first, artifacts past the response bound, an
+	// event of another task): then the task must be read.
+	Ended *Task
 }
 
 // ErrNoStream matches (errors.Is) a Subscribe at a client that cannot
@@ -46,12 +52,18 @@ func (c *client) Subscribe(ctx context.Context, taskID string) iter.Seq2[StreamE
 			return
 		}
 		sctx, ci := withCallInfo(ctx)
+		snap := newTaskSnapshot(taskID, c.snapshotBytes)
 		for ev, err := range c.stream.SubscribeToTask(sctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(taskID)}) {
 			if err != nil {
 				yield(StreamEvent{}, ci.wrap(opSubscribe, err))
 				return
 			}
-			if !yield(streamEventFromWire(ev), nil) {
+			snap.apply(ev)
+			out := streamEventFromWire(ev)
+			if out.State.Terminal() {
+				out.Ended = snap.ended()
+			}
+			if !yield(out, nil) {
 				return
 			}
 		}

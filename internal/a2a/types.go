@@ -159,9 +159,10 @@ type Endpoint struct {
 	MaxResponseBytes int64
 	// MaxStreamBytes bounds each event of a stream (SubscribeToTask): a
 	// larger one cuts the stream (default DefaultMaxStreamBytes, at most
-	// MaxResponseBytes). A stream only says when to read the task, so it
-	// needs no room for large artifacts, and an agent that drips a large
-	// event holds little of the operator's memory.
+	// MaxResponseBytes). It also bounds the artifacts a stream's task
+	// snapshot holds: a larger result is read with GetTask, so an agent
+	// that drips a large event or result holds little of the operator's
+	// memory.
 	MaxStreamBytes int64
 	// CardKeys are the keys the card's signature is verified with (nil:
 	// the signature is reported, not verified).

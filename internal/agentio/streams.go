@@ -21,11 +21,12 @@ import (
 )
 
 // Following by streaming: a running task at an agent whose card says it
-// streams is also followed with SubscribeToTask. A stream only says when to
-// read: each change of state it reports makes the task due at once, and the
-// scheduler's read (the same read a poll makes) brings what status shows.
-// Renewals and polls stay on the scheduler; a stream only makes the read
-// that shows a task's end come as soon as the agent sends it.
+// streams is also followed with SubscribeToTask. Each change of state it
+// reports makes the task due at once, and the scheduler's read (the same
+// read a poll makes) brings what status shows. The end is the exception:
+// when the stream brought the whole ended task (a2a.StreamEvent.Ended), it
+// is the read's answer at once, and the end costs no read. Renewals and
+// polls stay on the scheduler; a stream event renews no lease.
 
 // Defaults and bounds for streams.
 const (
@@ -138,7 +139,7 @@ func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName
 	backoff := resubscribeBackoff()
 	for ctx.Err() == nil {
 		opened := time.Now()
-		events, ended, lied, refused := s.subscribe(ctx, key, t, taskID)
+		events, ended, answered, lied, refused := s.subscribe(ctx, key, t, taskID)
 		if time.Since(opened) >= streamIdleTimeout {
 			backoff = resubscribeBackoff() // it stayed open: the agent streams well
 		}
@@ -157,7 +158,9 @@ func (s *Scheduler) keepStreamOpen(ctx context.Context, key types.NamespacedName
 			s.ReadNow(key) // the task is read instead of believed
 			failures++
 		case ended:
-			s.ReadNow(key)
+			if !answered { // the stream did not bring the whole task
+				s.ReadNow(key)
+			}
 			s.endStream(key, st)
 			return
 		case events > 0:
@@ -190,13 +193,16 @@ func (s *Scheduler) endStream(key types.NamespacedName, st *stream) {
 // subscribe reads one stream of the task until it breaks, ends, lies (an
 // event for another task, a second event that ends the task, or more events
 // than a task sends) or stays silent for streamIdleTimeout. Each change of
-// state makes the task due at once.
+// state makes the task due at once; an end that came with the whole task is
+// the read's answer instead (answered).
 // refused: the agent answered the subscription with an error that proves
 // it will not stream the task (not a broken connection).
-func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (events int, ended, lied, refused bool) {
+func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t Target, taskID string) (
+	events int, ended, answered, lied, refused bool,
+) {
 	cl, release, err := s.Dispatcher.Connector.Client(ctx, t.Agent, t.Tenant)
 	if err != nil {
-		return 0, false, false, false
+		return 0, false, false, false, false
 	}
 	defer release()
 	sctx, cancel := context.WithCancel(ctx)
@@ -206,20 +212,50 @@ func (s *Scheduler) subscribe(ctx context.Context, key types.NamespacedName, t T
 	var last a2a.State
 	for ev, err := range cl.Subscribe(sctx, taskID) {
 		if err != nil {
-			return events, ended, false, events == 0 && a2a.IsRefused(err)
+			return events, ended, answered, false, events == 0 && a2a.IsRefused(err)
 		}
 		idle.Reset(streamIdleTimeout)
 		events++
 		switch {
 		case ev.TaskID != taskID, ended, events > maxStreamEvents:
-			return events, false, true, false
+			return events, false, false, true, false
 		}
 		if ev.State == a2a.StateUnknown || ev.State == last {
 			continue // an artifact or a repeated state: nothing to read yet
 		}
 		last = ev.State
 		ended = ev.State.Terminal()
+		if ended && ev.Ended != nil {
+			answered = s.AnswerFromEvent(key, ev.Ended)
+			continue
+		}
 		s.ReadNow(key)
 	}
-	return events, ended, false, false
+	return events, ended, answered, false, false
+}
+
+// AnswerFromEvent makes the ended task an event brought (a stream's, or a
+// push whose token verified) the answer of the task's read, as a GetTask
+// would have answered: the reconciler applies it with one status write. It
+// is not a renewal: the read's schedule and the lease's renewal time stay.
+// A read running now may answer what it saw before the end: the task is
+// read once more after it. It reports whether the task is followed.
+func (s *Scheduler) AnswerFromEvent(key types.NamespacedName, t *a2a.Task) bool {
+	s.mu.Lock()
+	it, ok := s.items[key]
+	var seen string
+	if ok {
+		seen = it.f.Seen
+		it.again = it.again || it.index < 0
+	}
+	now := s.Clock.Now()
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if Fingerprint(t, nil) != seen {
+		s.Dispatcher.deliver(Key{Delegation: key, Kind: KindGet},
+			Answer{Class: a2a.ClassAccepted, Task: t, Queued: now, Finished: now})
+	}
+	return true
 }

@@ -202,7 +202,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {
-		r.Push.readNow = r.Scheduler.ReadNow
+		r.Push.readNow, r.Push.answer = r.Scheduler.ReadNow, r.Scheduler.AnswerFromEvent
 		if err := mgr.Add(r.Push); err != nil {
 			return err
 		}

@@ -117,14 +117,33 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.forward(w, r, body)
 		return
 	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	if ended := endIn(body, d.Status.TaskID); ended != nil && p.answer != nil && p.answer(key, ended) {
+		// The whole ended task came with a verified token: it is the read's
+		// answer, which wakes the Delegation, and the end costs no GetTask.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if p.readNow != nil {
-		p.readNow(types.NamespacedName{Namespace: ns, Name: name})
+		p.readNow(key)
 	}
 	select {
 	case p.events <- event.GenericEvent{Object: &d}:
 	default: // the controller is behind; this task's poll or renewal still comes
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// endIn is the ended task a notification body carries whole, when it is
+// the Delegation's task; nil when the task must be read.
+func endIn(body []byte, taskID string) *a2a.Task {
+	if len(body) > maxPushBodyBytes || taskID == "" {
+		return nil
+	}
+	if t := a2a.NotifiedEnd(body); t != nil && t.ID == taskID {
+		return t
+	}
+	return nil
 }
 
 // refuseUnread answers without reading the body and closes the connection:

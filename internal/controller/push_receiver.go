@@ -20,11 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/tether-dev/tether/internal/a2a"
 )
 
 // PushReceiver accepts A2A push notifications and requeues the Delegation
 // each is about, so a task is followed as soon as it changes; polling stays
-// as the fallback. Delivery is at least once and a reconcile is idempotent,
+// as the fallback. A notification that carries the ended task whole settles
+// it without a read. Delivery is at least once and a reconcile is idempotent,
 // so duplicates cost one extra pass.
 type PushReceiver struct {
 	// Addr is where the receiver listens (--push-listen).
@@ -40,6 +43,9 @@ type PushReceiver struct {
 	// readNow, when set, has the task read back at once: the notification
 	// says it changed.
 	readNow func(types.NamespacedName)
+	// answer, when set, makes an ended task a notification carried whole
+	// the answer of the task's read; false when the task is not followed.
+	answer func(types.NamespacedName, *a2a.Task) bool
 	// Leader, when set, is asked whether this process leads its shard; a
 	// standby hands each checked notification to the leader (push_forward.go).
 	Leader    PushLeader
@@ -55,9 +61,10 @@ type PushReceiver struct {
 const (
 	// MinPushKeyBytes is the shortest key accepted for signing tokens.
 	MinPushKeyBytes = 32
-	// maxPushBodyBytes is how much of a notification is read. The body only
-	// names the task (the reconcile reads the task itself), so a larger one is
-	// accepted as a wake-up without being read further.
+	// maxPushBodyBytes is how much of a notification is read. A body names
+	// the task, and may carry the ended task whole (then it is applied as
+	// read); a larger one is accepted as a wake-up without being read
+	// further, and the task is read.
 	maxPushBodyBytes   = 8 << 10
 	maxPushHeaderBytes = 16 << 10
 	// maxPushConns caps open connections; more wait in the listen backlog.

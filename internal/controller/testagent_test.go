@@ -62,6 +62,9 @@ type testAgent struct {
 	// close the stream at once, as handlers that end a stream after each
 	// event do.
 	closingStreams atomic.Bool
+	// bareStreams makes SubscribeToTask answer, after 1.5 s, with only an
+	// event that says the task completed: no whole task comes first.
+	bareStreams atomic.Bool
 	// drippingStreams makes SubscribeToTask answer with the task's state
 	// and then drip a large event, 32 KiB every 50 ms, until it is cut.
 	drippingStreams atomic.Bool
@@ -337,6 +340,34 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			}
 			yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("slow done")), nil)
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		case strings.HasPrefix(text, "chunked"):
+			// Works long enough to be streamed, then sends its result in two
+			// chunks and its spend with the end.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Second):
+			}
+			first := a2a.NewArtifactEvent(ec, a2a.NewTextPart("chunk one"))
+			yield(first, nil)
+			last := a2a.NewArtifactUpdateEvent(ec, first.Artifact.ID, a2a.NewTextPart("chunk two"))
+			last.LastChunk = true
+			yield(last, nil)
+			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done"))
+			report.Metadata = map[string]any{budgetExtension: map[string]any{"spent": map[string]any{"tokens": 7}}}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, report), nil)
+		case strings.HasPrefix(text, "whole"):
+			// Works, then ends with the whole task as its last event: what
+			// the agent pushes is the ended task, artifacts and all.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(3 * time.Second):
+			}
+			yield(&a2a.Task{ID: ec.TaskID, ContextID: ec.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+				Artifacts: []*a2a.Artifact{{ID: a2a.NewArtifactID(), Parts: a2a.ContentParts{a2a.NewTextPart("whole done")}}}}, nil)
 		case strings.HasPrefix(text, "input"):
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired,
 				a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which colour?"))), nil)
@@ -416,12 +447,30 @@ func oneEventStream(w http.ResponseWriter, taskID string) {
 	}
 }
 
+// endOnlyStream answers a SubscribeToTask with one event (the task
+// completed) and ends the stream.
+func endOnlyStream(w http.ResponseWriter, taskID string) {
+	ev, _ := json.Marshal(a2a.StreamResponse{Event: &a2a.TaskStatusUpdateEvent{TaskID: a2a.TaskID(taskID), ContextID: "ctx",
+		Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}})
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":%s}\n\n", ev)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // misbehaveOnStream answers a subscription the way the agent was told to
 // close or drip its streams, if it was.
 func (ta *testAgent) misbehaveOnStream(w http.ResponseWriter, r *http.Request, taskID string) bool {
 	switch {
 	case ta.closingStreams.Load():
 		oneEventStream(w, taskID)
+	case ta.bareStreams.Load():
+		select {
+		case <-r.Context().Done():
+		case <-time.After(1500 * time.Millisecond):
+			endOnlyStream(w, taskID)
+		}
 	case ta.drippingStreams.Load():
 		oneEventStream(w, taskID)
 		dripEvent(w, r)
