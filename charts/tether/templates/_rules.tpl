@@ -287,6 +287,7 @@
   - delegation.tether.dev
   resources:
   - agentgrants
+  - delegationapprovals
   - delegationquotas
   verbs:
   - get
