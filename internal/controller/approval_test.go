@@ -143,3 +143,29 @@ func TestApprovalCreationIsControlledByRBAC(t *testing.T) {
 	denial.Spec.Decision = v1alpha1.DecisionDenied
 	e.g.Expect(k8sClient.Create(ctx, denial)).To(MatchError(ContainSubstring("a denial needs a reason")))
 }
+
+// Raising a quota's threshold wakes what waited for approval under it; an
+// approval made before the Delegation existed decides nothing.
+func TestApprovalThresholdRaisedStartsWhatWaited(t *testing.T) {
+	e := setup(t)
+	ka := newKitWorker(t)
+	e.createAgent("kit", ka.URL())
+	quota := &v1alpha1.DelegationQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "team"},
+		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](8)},
+			Approval: &v1alpha1.ApprovalThresholds{Agents: []string{"kit"}}}}
+	e.g.Expect(k8sClient.Create(context.Background(), quota)).To(Succeed())
+	e.decide("early", "job", v1alpha1.DecisionApproved, "")
+	time.Sleep(1100 * time.Millisecond) // creation times are in seconds
+	e.create(e.kitTask("job", "kit", "steps=1 spend=1"))
+	d := e.waitReason("job", v1alpha1.PhasePending, delegation.ReasonAwaitingApproval)
+	e.g.Expect(d.Status.Outcome.Message).To(HavePrefix(`DelegationQuota "team" needs approval: Agent "kit" is listed`))
+	e.g.Consistently(func() string { return e.get("job").Status.Outcome.Reason }, time.Second, tick).
+		Should(Equal(delegation.ReasonAwaitingApproval), "the earlier approval was for an earlier Delegation")
+
+	e.g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(quota), quota)).To(Succeed())
+	quota.Spec.Approval.Agents = []string{"other"}
+	e.g.Expect(k8sClient.Update(context.Background(), quota)).To(Succeed())
+	e.waitPhase("job", v1alpha1.PhaseSucceeded)
+	e.g.Expect(ka.Sends(e.ns, "job")).To(HaveLen(1))
+}
