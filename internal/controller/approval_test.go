@@ -169,3 +169,19 @@ func TestApprovalThresholdRaisedStartsWhatWaited(t *testing.T) {
 	e.waitPhase("job", v1alpha1.PhaseSucceeded)
 	e.g.Expect(ka.Sends(e.ns, "job")).To(HaveLen(1))
 }
+
+// Bad approval thresholds are refused by the API server.
+func TestApprovalThresholdsValidatedAtAdmission(t *testing.T) {
+	e := setup(t)
+	quota := func(name string, a *v1alpha1.ApprovalThresholds) error {
+		return k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{
+			ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+			Spec:       v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](8)}, Approval: a}})
+	}
+	e.g.Expect(quota("empty", &v1alpha1.ApprovalThresholds{})).To(MatchError(ContainSubstring("spec.approval")))
+	e.g.Expect(quota("negative", &v1alpha1.ApprovalThresholds{Meters: map[string]int64{tokens: -1}})).
+		To(MatchError(ContainSubstring("approval meters must not be negative")))
+	e.g.Expect(quota("deep", &v1alpha1.ApprovalThresholds{DepthAbove: ptr.To[int32](65)})).To(MatchError(ContainSubstring("spec.approval.depthAbove")))
+	e.g.Expect(quota("blank-agent", &v1alpha1.ApprovalThresholds{Agents: []string{""}})).To(MatchError(ContainSubstring("spec.approval.agents")))
+	e.g.Expect(quota("ok", &v1alpha1.ApprovalThresholds{DepthAbove: ptr.To[int32](0)})).To(Succeed())
+}
