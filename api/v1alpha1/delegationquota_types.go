@@ -44,6 +44,36 @@ type DelegationQuotaSpec struct {
 	// tightest holds.
 	// +required
 	Hard QuotaLimits `json:"hard"`
+	// approval names thresholds past which a Delegation of the namespace
+	// waits Pending (AwaitingApproval) until a DelegationApproval decides.
+	// +optional
+	Approval *ApprovalThresholds `json:"approval,omitempty"`
+}
+
+// ApprovalThresholds are what makes a Delegation need a DelegationApproval
+// before it is sent: any one crossed is enough. A threshold left out does
+// not apply.
+// +kubebuilder:validation:MinProperties=1
+type ApprovalThresholds struct {
+	// depthAbove: a Delegation deeper than this (a root is at depth 0)
+	// needs approval.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	DepthAbove *int32 `json:"depthAbove,omitempty"`
+	// agents: a Delegation to one of these Agents (by name) needs approval.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Agents []string `json:"agents,omitempty"`
+	// meters: a Delegation whose spec.budget.meters asks more of a meter
+	// than this needs approval, e.g. tokens: 100000.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="approval meters must not be negative"
+	// +optional
+	Meters map[string]int64 `json:"meters,omitempty"`
 }
 
 // QuotaUsed is what the namespace's Delegations hold now, recomputed from

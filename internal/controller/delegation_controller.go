@@ -184,6 +184,9 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, &v1alpha1.DelegationApproval{}, indexApprovalFor, approvalFor); err != nil {
+		return err
+	}
 	// Quotas' use is written from the same cache and indexes.
 	if err := (&quotaReconciler{Client: mgr.GetClient()}).setup(mgr); err != nil {
 		return err
@@ -199,6 +202,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
 		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
 		Watches(&v1alpha1.DelegationQuota{}, handler.EnqueueRequestsFromMapFunc(r.waitingForQuota)).
+		Watches(&v1alpha1.DelegationApproval{}, handler.EnqueueRequestsFromMapFunc(decidedDelegation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
 	if r.Push != nil {

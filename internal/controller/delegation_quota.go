@@ -172,7 +172,8 @@ func (r *DelegationReconciler) treeDepth(ctx context.Context, d *v1alpha1.Delega
 }
 
 // waitingForQuota names the Delegations of the object's namespace that wait
-// for a quota: a quota changed, or a place may have freed.
+// for a quota or its approval: a quota changed, or a place may have freed.
 func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonQuotaExceeded, ""))
+	return append(r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonQuotaExceeded, "")),
+		r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonAwaitingApproval, ""))...)
 }

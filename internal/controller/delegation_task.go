@@ -161,6 +161,11 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		return sendNext{record: wait, res: res}, nil
 	}
 	if spec.TaskID == "" && st.SendStarted == nil {
+		// Approval first: a Delegation waiting for one holds no place
+		// under the quota.
+		if wait, err := r.admitApproval(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait}, err
+		}
 		if wait, err := r.admitQuota(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
 		}

@@ -51,9 +51,10 @@ func (r *quotaReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if q.Status.Used == used && q.Status.ObservedGeneration == q.Generation {
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFrom(q.DeepCopy())
+	// An update, not a merge patch: a patch from zero values leaves out the
+	// fields that stay zero, which the first write needs (they are required).
 	q.Status.Used, q.Status.ObservedGeneration = used, q.Generation
-	err = r.Status().Patch(ctx, &q, patch)
+	err = r.Status().Update(ctx, &q)
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
 	}

@@ -84,7 +84,7 @@ func TestQuotaInFlightQueuesOldestFirstAndUsedSurvivesRestart(t *testing.T) {
 		d := e.waitReason(name, v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
 		e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "team": inFlight 2/2; waiting in creation order`))
 	}
-	e.g.Consistently(e.sentTexts, time.Second, tick).Should(Equal([]string{"wait q1", "wait q2"}), "nothing is sent over quota")
+	e.g.Consistently(e.sentTexts, time.Second, tick).Should(ConsistOf("wait q1", "wait q2"), "nothing is sent over quota")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 2}))
 	metricsOut, err := testutil.CollectAndFormat(&quotaCollector{used: quotaMetrics.used, hard: quotaMetrics.hard, reader: k8sClient},
 		expfmt.TypeTextPlain, "tether_quota_used", "tether_quota_hard")

@@ -167,7 +167,8 @@ func charge(spec *v1alpha1.DelegationSpec, st *v1alpha1.DelegationStatus, reserv
 		// Under a retry policy every attempt counted its own spend
 		// (AttemptSpend) as it ended: the ledger holds it all.
 		return spentAndReserved(st.Budget)
-	case reason == ReasonSendRefused:
+	case reason == ReasonSendRefused, reason == ReasonDenied:
+		// Nothing was sent: the parent gets the whole reservation back.
 		return nil
 	case IsGroup(spec), st.Budget != nil && st.Budget.Reported != nil && settledAtAgent(reason):
 		return spentAndReserved(st.Budget)

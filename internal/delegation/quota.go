@@ -17,6 +17,8 @@ import (
 type Quota struct {
 	Name string
 	Hard v1alpha1.QuotaLimits
+	// Approval holds the thresholds past which a send needs approval.
+	Approval *v1alpha1.ApprovalThresholds
 }
 
 // QuotaAsk is what a Delegation about to send is checked against.

@@ -34,7 +34,14 @@ const (
 	ReasonAgentAtCapacity = "AgentAtCapacity"
 	// ReasonQuotaExceeded: starting would exceed a DelegationQuota of the
 	// namespace; it waits, never fails, for it.
-	ReasonQuotaExceeded   = "QuotaExceeded"
+	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonAwaitingApproval: a DelegationQuota's approval threshold is
+	// crossed and no DelegationApproval has decided yet; nothing is sent.
+	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonDenied: a DelegationApproval denied the Delegation (Failed).
+	ReasonDenied = "Denied"
+	// ReasonApproved is the Event reason when an approval lets one go.
+	ReasonApproved        = "Approved"
 	ReasonSent            = "Sent"
 	ReasonAdopted         = "Adopted"
 	ReasonWorking         = "Working"

@@ -141,6 +141,46 @@
   - get
 {{- end }}
 
+{{- define "tether.rules.delegationapproval_admin_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationapprovals
+  verbs:
+  - '*'
+{{- end }}
+
+{{- define "tether.rules.delegationapproval_approver_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationapprovals
+  verbs:
+  - create
+  - get
+  - list
+  - watch
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegations
+  verbs:
+  - get
+  - list
+  - watch
+{{- end }}
+
+{{- define "tether.rules.delegationapproval_viewer_role" }}
+- apiGroups:
+  - delegation.tether.dev
+  resources:
+  - delegationapprovals
+  verbs:
+  - get
+  - list
+  - watch
+{{- end }}
+
 {{- define "tether.rules.delegationquota_admin_role" }}
 - apiGroups:
   - delegation.tether.dev
@@ -247,6 +287,7 @@
   - delegation.tether.dev
   resources:
   - agentgrants
+  - delegationapprovals
   - delegationquotas
   verbs:
   - get
