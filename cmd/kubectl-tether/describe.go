@@ -10,7 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 	"github.com/tether-dev/tether/internal/delegationtree"
 )
 
@@ -162,4 +166,25 @@ func describeAgentCard(a *v1alpha1.Agent) string {
 		value = "unsigned or not verified (not required)"
 	}
 	return fieldLine("Agent card", escapeLine(value))
+}
+
+// describeAgentConformance shows the Agent's Conformant condition when its
+// conformance is checked: conformant, or not and why ("" when the Agent is
+// not checked, or cannot be read).
+func describeAgentConformance(a *v1alpha1.Agent) string {
+	if a == nil {
+		return ""
+	}
+	c := meta.FindStatusCondition(a.Status.Conditions, delegation.ConditionConformant)
+	if c == nil {
+		return ""
+	}
+	value := "conformant"
+	if c.Status != metav1.ConditionTrue {
+		value = "not conformant (" + c.Reason + ")"
+		if c.Message != "" {
+			value += ": " + c.Message
+		}
+	}
+	return fieldLine("Conformance", escapeLine(value))
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 func TestRenderDescribe(t *testing.T) {
@@ -163,4 +165,22 @@ func TestDescribeAgentCard(t *testing.T) {
 	g.Expect(describeAgentCard(a)).To(And(ContainSubstring("Agent card"), ContainSubstring("signed by key kit-1 (ES256)")))
 	a.Status.CardSignature.KeyID = "kit\x1b[2J"
 	g.Expect(describeAgentCard(a)).NotTo(ContainSubstring("\x1b"), "a key id comes from the agent: escaped")
+}
+
+// describe shows the Agent's Conformant condition when it is checked:
+// conformant, or not with the reason and why (escaped: it quotes what the
+// agent said).
+func TestDescribeAgentConformance(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(describeAgentConformance(nil)).To(BeEmpty())
+	g.Expect(describeAgentConformance(&v1alpha1.Agent{})).To(BeEmpty(), "an Agent that is not checked shows nothing")
+	a := &v1alpha1.Agent{}
+	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: delegation.ConditionConformant, Status: metav1.ConditionTrue,
+		Reason: delegation.ReasonMustsPass})
+	g.Expect(describeAgentConformance(a)).To(And(ContainSubstring("Conformance"), ContainSubstring("conformant")))
+	g.Expect(describeAgentConformance(a)).NotTo(ContainSubstring("not conformant"))
+	meta.SetStatusCondition(&a.Status.Conditions, metav1.Condition{Type: delegation.ConditionConformant, Status: metav1.ConditionFalse,
+		Reason: delegation.ReasonMustFailed, Message: "failed: cancel.working-task; task t-1 still Working\x1b[2J"})
+	g.Expect(describeAgentConformance(a)).To(ContainSubstring("not conformant (MustFailed): failed: cancel.working-task"))
+	g.Expect(describeAgentConformance(a)).NotTo(ContainSubstring("\x1b"), "the message quotes the agent: escaped")
 }
