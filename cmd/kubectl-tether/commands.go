@@ -90,7 +90,8 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 			agent = a
 		}
 	}
-	_, err := io.WriteString(e.stdout, renderDescribe(d, e.now, e.color)+describeAgentCard(agent)+describeAgentConformance(agent)+describeShard(ctx, e, d.Namespace))
+	out := renderDescribe(d, e.now, e.color) + describeAgentCard(agent) + describeAgentConformance(agent) + describeShard(ctx, e, d.Namespace)
+	_, err := io.WriteString(e.stdout, out)
 	return err
 }
 
