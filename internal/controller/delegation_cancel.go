@@ -170,26 +170,27 @@ func (r *DelegationReconciler) applyCancel(ctx context.Context, s *scope, step d
 			rec = delegation.AfterRead(s.observation(), t).Record
 		}
 	}
+	var result ctrl.Result
 	if step.Outcome.Reason == delegation.ReasonLeaseLapsed {
-		return r.endLapsedAttempt(s, rec, confirmed)
+		rec, result = r.endLapsedAttempt(s, rec, confirmed)
 	}
 	r.setPhase(s, rec)
-	return ctrl.Result{}, nil
+	return result, nil
 }
 
 // endLapsedAttempt ends an attempt whose lease lapsed once its cancel was
 // answered: the next attempt may follow only when the agent confirmed the
 // cancel (or the task had ended before it), never while the task may run.
-func (r *DelegationReconciler) endLapsedAttempt(s *scope, rec delegation.Record, confirmed bool) (ctrl.Result, error) {
+// It returns the record to apply and when to come back for the next attempt.
+func (r *DelegationReconciler) endLapsedAttempt(s *scope, rec delegation.Record, confirmed bool) (delegation.Record, ctrl.Result) {
 	if !confirmed {
 		rec = delegation.CancelUnconfirmed(rec)
 	}
 	rec, again, wait := r.endAttempt(s, rec)
-	r.setPhase(s, rec)
 	if again {
-		return retryLater(wait), nil
+		return rec, retryLater(wait)
 	}
-	return ctrl.Result{}, nil
+	return rec, ctrl.Result{}
 }
 
 // lookUpError is the error of a cancel's look-up of the send's task, if any.
