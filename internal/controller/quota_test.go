@@ -7,16 +7,20 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -249,4 +253,40 @@ func TestQuotaPlaceGivenBackWhileWaitingForTheAgent(t *testing.T) {
 	e.update("c1", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
 	e.waitRunning("c2")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2}))
+}
+
+// conflictOnce answers the first write of a send marker with a conflict, as
+// the API server does when the cache the pass read was behind.
+type conflictOnce struct {
+	client.Client
+	injected atomic.Int32
+}
+
+func (c *conflictOnce) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if d, ok := obj.(*v1alpha1.Delegation); ok && d.Annotations[v1alpha1.AnnotationSendStarted] != "" && c.injected.CompareAndSwap(0, 1) {
+		return apierrors.NewConflict(v1alpha1.SchemeGroupVersion.WithResource("delegations").GroupResource(), d.Name, errors.New("injected"))
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+// A Delegation let through whose send marker's write conflicts asks again
+// on its next pass and starts: the place it was let through for is its own
+// (it was refused it, and waited QuotaExceeded for good, its place held by
+// nothing).
+func TestQuotaPassWhoseMarkerConflictedStartsOnTheNext(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
+	t.Cleanup(e.agent.Close)
+	conflicts := &conflictOnce{}
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		conflicts.Client = r.Client
+		r.Client = conflicts
+	})
+	e.createAgent("agent", e.agent.URL())
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](1)})
+	e.waitAgentReady("agent")
+	e.create(e.task("q1", "wait q1"))
+	e.waitRunning("q1")
+	e.g.Expect(conflicts.injected.Load()).To(Equal(int32(1)), "its first send marker conflicted")
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 1}))
 }
