@@ -52,6 +52,13 @@ type admission struct {
 	admitted map[types.UID]types.NamespacedName // task -> Agent
 }
 
+// release forgets that this process admitted uid (see releaseUnsent).
+func (a *admission) release(uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.admitted, uid)
+}
+
 // cascaded remembers the parents whose subtree was already dispatched, so a
 // parent's later passes do not send CancelTask again. Both maps are keyed by
 // Delegation and pruned when it is gone (forget), so they hold only objects

@@ -81,6 +81,31 @@ func (a *quotaAdmission) of(ns string) *namespaceAdmission {
 	return n
 }
 
+// release forgets that this process let d through (see releaseUnsent).
+func (a *quotaAdmission) release(d *v1alpha1.Delegation) {
+	a.mu.Lock()
+	n := a.byNamespace[d.Namespace]
+	a.mu.Unlock()
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.admitted, d.UID)
+}
+
+// releaseUnsent forgets that this process let s.d through its quotas and
+// its Agent's cap when the pass did not record a send: what it was let
+// through for did not happen, and a place remembered for it would be held
+// by nothing in flight until the process ends, its own next pass included.
+func (r *DelegationReconciler) releaseUnsent(s *scope) {
+	if s.d.Status.SendStarted != nil {
+		return
+	}
+	r.memory.quota.release(s.d)
+	r.memory.admission.release(s.d.UID)
+}
+
 // admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
 // returned) while starting it would exceed a DelegationQuota of its namespace.
 func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*delegation.Record, error) {

@@ -161,6 +161,10 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		return sendNext{record: wait, res: res}, nil
 	}
 	if spec.TaskID == "" && st.SendStarted == nil {
+		// A pass that lets it through but ends without recording its send
+		// (it waits for its Agent or its budget, or the marker's write
+		// failed) gives its places back: only a send holds one.
+		defer r.releaseUnsent(s)
 		// Approval first: a Delegation waiting for one holds no place
 		// under the quota.
 		if wait, err := r.admitApproval(ctx, s); wait != nil || err != nil {

@@ -30,17 +30,25 @@ type Contender struct {
 
 // Admit decides whether uid may start now under an Agent's limit of
 // running tasks: places go in creation order (then by name) to the
-// Delegations that wait. running is how many places are held.
+// Delegations that wait. running is how many places are held. A place
+// uid holds already is its own: it asks again with it (a started child's
+// next attempt, or a pass after one that let it through and whose send
+// the cache does not show yet) and is admitted.
 func Admit(uid string, limit int, all []Contender) (admitted bool, running int) {
 	var queue []Contender
+	holds := false
 	for _, c := range all {
 		switch {
 		case c.Done:
 		case c.Started, c.Admitted:
 			running++
+			holds = holds || c.UID == uid
 		case !c.Adopts:
 			queue = append(queue, c)
 		}
+	}
+	if holds {
+		return true, running
 	}
 	slices.SortFunc(queue, func(a, b Contender) int {
 		if c := a.Created.Compare(b.Created); c != 0 {

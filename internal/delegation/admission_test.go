@@ -35,6 +35,8 @@ func TestAdmit(t *testing.T) {
 		{name: "same creation time: by name", uid: "b", limit: 1, all: []Contender{waiting("b", 0), waiting("a", 0)}},
 		{name: "admitted but not shown started holds its place", uid: "b", limit: 1,
 			all: []Contender{{UID: "a", Admitted: true}, waiting("b", 0)}, running: 1},
+		{name: "asking again, it keeps the place an earlier pass let it have", uid: "a", limit: 1,
+			all: []Contender{{UID: "a", Admitted: true, Created: t0.Add(time.Second)}, waiting("b", 0)}, admit: true, running: 1},
 		{name: "a settled or deleting one frees its place", uid: "b", limit: 1,
 			all: []Contender{{UID: "a", Started: true, Done: true}, waiting("b", 0)}, admit: true},
 		{name: "an adoption takes no place in the queue", uid: "b", limit: 1,

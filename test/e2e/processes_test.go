@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/test/cluster"
 )
 
@@ -164,3 +165,70 @@ func startWorker(t *testing.T) (string, *cluster.Process) {
 	}
 	return m[1], worker
 }
+
+// delegationWorkers is the line the operator logs once its Delegation
+// controller runs (controller-runtime's).
+var delegationWorkers = regexp.MustCompile(`Starting workers.*"controller":"delegation"`)
+
+// killedOperator runs a release's operator as one process after another,
+// without leader election, so each successor takes over at once: kill
+// SIGKILLs the running process and starts the next, as the kubelet starts a
+// killed container again.
+type killedOperator struct {
+	t  *testing.T
+	g  *WithT
+	r  release
+	d  *appsv1.Deployment
+	op *cluster.Process
+	n  int
+}
+
+// startKilledOperator starts the release's first operator process and waits
+// for its workers. At the end of the test the Delegations of ns are deleted
+// while an operator still runs, so no finalizer outlives it.
+func startKilledOperator(t *testing.T, r release, ns string) *killedOperator {
+	t.Helper()
+	ctx := context.Background()
+	g := NewWithT(t)
+	deployments := &appsv1.DeploymentList{}
+	g.Expect(kube.List(ctx, deployments, client.InNamespace(r.namespace),
+		client.MatchingLabels{"app.kubernetes.io/instance": r.name})).To(Succeed())
+	g.Expect(deployments.Items).To(HaveLen(1))
+	k := &killedOperator{t: t, g: g, r: r, d: &deployments.Items[0]}
+	k.start()
+	t.Cleanup(func() {
+		_ = kube.DeleteAllOf(ctx, &v1alpha1.Delegation{}, client.InNamespace(ns))
+		g.Eventually(func(g Gomega) {
+			list := &v1alpha1.DelegationList{}
+			g.Expect(kube.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(BeEmpty())
+		}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
+		if t.Failed() {
+			t.Logf("last operator log:\n%s", cluster.Tail(k.op.Log(), 60))
+		}
+		_ = k.op.Stop(15 * time.Second)
+	})
+	return k
+}
+
+func (k *killedOperator) start() {
+	k.t.Helper()
+	var err error
+	k.op, err = cluster.StartProcess(operatorOf(k.t, k.r, k.d, fmt.Sprintf("operator-%d", k.n), testbed.Kubeconfig(), "--leader-elect=false"))
+	k.g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, err = k.op.WaitFor(ctx, delegationWorkers)
+	k.g.Expect(err).NotTo(HaveOccurred(), "operator %d never started its workers:\n%s", k.n, cluster.Tail(k.op.Log(), 30))
+}
+
+// kill SIGKILLs the running operator and starts the next.
+func (k *killedOperator) kill() {
+	k.t.Helper()
+	k.op.Kill()
+	k.n++
+	k.start()
+}
+
+// log is the running operator's log.
+func (k *killedOperator) log() string { return k.op.Log() }

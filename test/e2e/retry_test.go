@@ -9,20 +9,17 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
-	"github.com/tether-dev/tether/test/cluster"
 	"github.com/tether-dev/tether/test/faults"
 )
 
@@ -41,10 +38,6 @@ const (
 	killsPerBackoff = 3
 )
 
-// delegationWorkers is the line the operator logs once its Delegation
-// controller runs (controller-runtime's).
-var delegationWorkers = regexp.MustCompile(`Starting workers.*"controller":"delegation"`)
-
 // The agent fails the first five tasks of each context (Transient);
 // three Delegations retry with maxAttempts 6 and an 8 s backoff. The
 // operator is SIGKILLed ten times (at most three per backoff) while all of
@@ -58,42 +51,12 @@ func TestRetryBackoffSurvivesOperatorKills(t *testing.T) {
 	g := NewWithT(t)
 	runID := newRunID()
 	r := installChart(t, "tether-retry", "tether-e2e-retry-system-"+runID)
-	deployments := &appsv1.DeploymentList{}
-	g.Expect(kube.List(ctx, deployments, client.InNamespace(r.namespace),
-		client.MatchingLabels{"app.kubernetes.io/instance": r.name})).To(Succeed())
-	g.Expect(deployments.Items).To(HaveLen(1))
-	d := &deployments.Items[0]
-
 	agent := faults.NewFailingAgent(100*time.Millisecond, retryAttempts-1)
 	t.Cleanup(agent.Close)
 	ns := "tether-e2e-retry-" + runID
 	newNamespace(t, ns)
 	w := newWorkspace(t, ns)
-
-	var op *cluster.Process
-	start := func(i int) {
-		var err error
-		op, err = cluster.StartProcess(operatorOf(t, r, d, fmt.Sprintf("operator-%d", i), testbed.Kubeconfig(), "--leader-elect=false"))
-		g.Expect(err).NotTo(HaveOccurred())
-		waitCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		_, err = op.WaitFor(waitCtx, delegationWorkers)
-		g.Expect(err).NotTo(HaveOccurred(), "operator %d never started its workers:\n%s", i, cluster.Tail(op.Log(), 30))
-	}
-	start(0)
-	t.Cleanup(func() {
-		// The Delegations go while an operator runs, so no finalizer stays.
-		_ = kube.DeleteAllOf(ctx, &v1alpha1.Delegation{}, client.InNamespace(ns))
-		w.g.Eventually(func(g Gomega) {
-			list := &v1alpha1.DelegationList{}
-			g.Expect(kube.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-			g.Expect(list.Items).To(BeEmpty())
-		}).WithTimeout(timeout).WithPolling(tick).Should(Succeed())
-		if t.Failed() {
-			t.Logf("last operator log:\n%s", cluster.Tail(op.Log(), 60))
-		}
-		_ = op.Stop(15 * time.Second)
-	})
+	op := startKilledOperator(t, r, ns)
 	w.createAgent("agent", agent.URL())
 	w.waitAgentReady("agent")
 
@@ -131,8 +94,7 @@ func TestRetryBackoffSurvivesOperatorKills(t *testing.T) {
 		}).WithTimeout(2*retryBackoff).WithPolling(50*time.Millisecond).Should(BeTrue(), "the Delegations never all waited in a backoff")
 		killsIn[slices.Min(slices.Collect(maps.Values(waiting)))]++
 		t.Logf("kill %d: SIGKILL while waiting for attempts %v", kill, waiting)
-		op.Kill()
-		start(kill)
+		op.kill()
 		time.Sleep(500 * time.Millisecond) // the new process reconciles what it found
 	}
 
@@ -159,5 +121,5 @@ func TestRetryBackoffSurvivesOperatorKills(t *testing.T) {
 		}
 		return n
 	}).WithTimeout(2*time.Second).WithPolling(100*time.Millisecond).Should(Equal(retryAttempts*retryTasks), "no task after the last attempt")
-	g.Expect(op.Log()).NotTo(ContainSubstring("panic"))
+	g.Expect(op.log()).NotTo(ContainSubstring("panic"))
 }

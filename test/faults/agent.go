@@ -54,6 +54,10 @@ type Agent struct {
 	contexts map[string]int    // context id → tasks started in it
 	tasks    map[string][]Task // Delegation name → the tasks started for it
 	public   string            // the address its card names
+	// running are the tasks working now (started, not ended nor
+	// cancelled); peak is the most that ever worked at once.
+	running map[string]bool
+	peak    int
 }
 
 // NewAgent serves the agent on loopback; each task works for work.
@@ -62,7 +66,7 @@ func NewAgent(work time.Duration) *Agent { return NewSlowStoringAgent(work, 0) }
 // NewSlowStoringAgent is an agent that stores each task storeAfter after
 // its SendMessage arrived.
 func NewSlowStoringAgent(work, storeAfter time.Duration) *Agent {
-	a := &Agent{work: work, storeAfter: storeAfter, tasks: map[string][]Task{}, contexts: map[string]int{}}
+	a := &Agent{work: work, storeAfter: storeAfter, tasks: map[string][]Task{}, contexts: map[string]int{}, running: map[string]bool{}}
 	store := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
 		Authenticator: func(context.Context) (string, error) { return "caller", nil },
 	})
@@ -149,6 +153,21 @@ func (a *Agent) Tasks() map[string][]Task {
 	return out
 }
 
+// Running is how many tasks work now, and the most that ever worked at
+// once.
+func (a *Agent) Running() (now, peak int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.running), a.peak
+}
+
+// ended takes a task off the running ones (it ended or was cancelled).
+func (a *Agent) ended(id a2a.TaskID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.running, string(id))
+}
+
 type executor struct{ a *Agent }
 
 func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -163,7 +182,10 @@ func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 			ContextID: ec.ContextID, Started: time.Now()})
 		x.a.contexts[ec.ContextID]++
 		fail := x.a.contexts[ec.ContextID] <= x.a.failFirst
+		x.a.running[string(ec.TaskID)] = true
+		x.a.peak = max(x.a.peak, len(x.a.running))
 		x.a.mu.Unlock()
+		defer x.a.ended(ec.TaskID)
 		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) ||
 			!yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
@@ -185,8 +207,9 @@ func (x executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	}
 }
 
-func (executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (x executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		x.a.ended(ec.TaskID)
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}
 }

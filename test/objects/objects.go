@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // Namespace is the Delegations of one namespace, read through Client (a
@@ -54,4 +55,38 @@ func (n Namespace) Update(g gomega.Gomega, name string, mutate func(*v1alpha1.De
 		mutate(d)
 		g.Expect(n.Client.Update(context.Background(), d)).To(gomega.Succeed())
 	}).WithTimeout(n.Timeout).WithPolling(n.Poll).Should(gomega.Succeed())
+}
+
+// QuotaUse is a DelegationQuota's status.used as counted from the API
+// server's objects: a task sent and not settled is in flight; one that
+// has not sent and shows reason QuotaExceeded waits.
+func (n Namespace) QuotaUse(g gomega.Gomega) v1alpha1.QuotaUsed {
+	var list v1alpha1.DelegationList
+	g.Expect(n.Client.List(context.Background(), &list, client.InNamespace(n.Name))).To(gomega.Succeed())
+	var used v1alpha1.QuotaUsed
+	for i := range list.Items {
+		d := &list.Items[i]
+		switch {
+		case d.Status.Phase.Settled():
+		case d.Status.TaskID != "":
+			used.InFlight++
+		case d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded:
+			used.Waiting++
+		}
+	}
+	return used
+}
+
+// CancelRunning asks the first running task (sent, not settled, not asked
+// to cancel yet) to cancel; it names it, or "" when none runs.
+func (n Namespace) CancelRunning(g gomega.Gomega) string {
+	var list v1alpha1.DelegationList
+	g.Expect(n.Client.List(context.Background(), &list, client.InNamespace(n.Name))).To(gomega.Succeed())
+	for _, d := range list.Items {
+		if d.Status.TaskID != "" && !d.Status.Phase.Settled() && !d.Spec.Cancel {
+			n.Update(g, d.Name, func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+			return d.Name
+		}
+	}
+	return ""
 }
