@@ -63,3 +63,30 @@ done
 rm -rf "$chart/files/argocd"
 mkdir -p "$chart/files/argocd"
 cp config/argocd/health-*.lua "$chart/files/argocd/"
+
+# Admission policies, from config/admission: each file behind
+# admissionPolicies.<its name before the first dot, camelCased>.enabled and
+# the Kubernetes version that serves its kind in admissionregistration.k8s.io/v1
+# (ValidatingAdmissionPolicy 1.30, MutatingAdmissionPolicy 1.36); names get
+# the release's full name instead of "tether" and metadata the chart's labels.
+rm -rf "$chart/templates/admission"
+mkdir -p "$chart/templates/admission"
+for policy in config/admission/*.yaml; do
+  [ "$(basename "$policy")" = kustomization.yaml ] && continue
+  value=$(basename "$policy" | cut -d. -f1 | sed -E 's/-(.)/\U\1/g')
+  case "$(sed -n 's/^kind: //p' "$policy")" in
+    ValidatingAdmissionPolicy|ValidatingAdmissionPolicyBinding) since=1.30.0-0 ;;
+    MutatingAdmissionPolicy|MutatingAdmissionPolicyBinding) since=1.36.0-0 ;;
+    *) echo "hack/chart.sh: $policy: not an admission policy or binding" >&2; exit 2 ;;
+  esac
+  {
+    echo "{{- /* $note */ -}}"
+    echo "{{- if and .Values.admissionPolicies.$value.enabled (semverCompare \">=$since\" .Capabilities.KubeVersion.Version) }}"
+    sed 's/{{/{{ "{{" }}/g' "$policy" | awk '
+      /^  (name|policyName): tether-/ { sub(/tether-/, "{{ include \"tether.fullname\" . }}-") }
+      { print }
+      /^  name: / && !labelled { print "  labels:"; print "    {{- include \"tether.labels\" . | nindent 4 }}"; labelled = 1 }
+    '
+    echo "{{- end }}"
+  } > "$chart/templates/admission/$(basename "$policy")"
+done

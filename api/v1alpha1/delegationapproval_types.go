@@ -10,6 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// AnnotationRequestedBy names the user who created a Delegation. The
+// chart's admission policies set it from the API request at creation and
+// keep it from changing; the approval gate reads it to ignore self-approval.
+const AnnotationRequestedBy = "delegation.tether.dev/requested-by"
+
+// AnnotationApprovedBy names the user who created a DelegationApproval, set
+// and kept the same way as AnnotationRequestedBy.
+const AnnotationApprovedBy = "delegation.tether.dev/approved-by"
+
 // Decision is what a DelegationApproval says of its Delegation.
 // +kubebuilder:validation:Enum=Approved;Denied
 type Decision string

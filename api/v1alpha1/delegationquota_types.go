@@ -36,6 +36,22 @@ type QuotaLimits struct {
 	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	ChildrenPerParent *int32 `json:"childrenPerParent,omitempty"`
+	// maxBudget is the most of each meter one Delegation's
+	// spec.budget.meters may ask, e.g. tokens: 50000. It holds no matter
+	// what is in use: the chart's admission policy refuses a Delegation
+	// asking more, and the operator holds one that got past it Pending
+	// (OverQuotaLimit). A Delegation that asks nothing of a meter is not
+	// limited by it.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="maxBudget meters must not be negative"
+	// +optional
+	MaxBudget map[string]int64 `json:"maxBudget,omitempty"`
+	// maxAttempts is the most one Delegation's spec.retry.maxAttempts may
+	// ask; refused at admission and held (OverQuotaLimit) like maxBudget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MaxAttempts *int32 `json:"maxAttempts,omitempty"`
 }
 
 // DelegationQuotaSpec holds the limits.
@@ -74,6 +90,13 @@ type ApprovalThresholds struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k] >= 0)",message="approval meters must not be negative"
 	// +optional
 	Meters map[string]int64 `json:"meters,omitempty"`
+	// allowSelfApproval lets an approval count when it was made by the
+	// user who created the Delegation (the delegation.tether.dev/approved-by
+	// and requested-by annotations the chart's admission policies stamp).
+	// By default such an approval is ignored and the Delegation waits for
+	// someone else's.
+	// +optional
+	AllowSelfApproval bool `json:"allowSelfApproval,omitempty"`
 }
 
 // QuotaUsed is what the namespace's Delegations hold now, recomputed from

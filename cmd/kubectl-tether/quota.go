@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,8 +44,8 @@ func newQuotaCommand(o *options) *cobra.Command {
 
 // renderQuotas prints one row per quota and limit, ResourceQuota's
 // `kubectl describe` way: the resource, what is used, the hard limit. The
-// depth and children limits are checked per Delegation (nothing is summed),
-// so their used column is "-"; waiting shows how many wait for any quota.
+// depth, children and per-Delegation limits (maxBudget, maxAttempts) are
+// checked per Delegation (nothing is summed), so their used column is "-"; waiting shows how many wait for any quota.
 func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 	slices.SortFunc(items, func(a, b v1alpha1.DelegationQuota) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
@@ -55,23 +56,27 @@ func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 	}
 	rows := [][]string{header}
 	for _, q := range items {
-		add := func(resource, used string, hard *int32) {
-			h := none
-			if hard != nil {
-				h = strconv.Itoa(int(*hard))
-			} else if resource != "waiting" {
-				return
-			}
-			row := []string{q.Name, resource, used, h}
+		row := func(resource, used, hard string) {
+			r := []string{q.Name, resource, used, hard}
 			if withNamespace {
-				row = append([]string{q.Namespace}, row...)
+				r = append([]string{q.Namespace}, r...)
 			}
-			rows = append(rows, row)
+			rows = append(rows, r)
 		}
-		add("inFlight", strconv.Itoa(int(q.Status.Used.InFlight)), q.Spec.Hard.InFlight)
-		add("depth", none, q.Spec.Hard.Depth)
-		add("childrenPerParent", none, q.Spec.Hard.ChildrenPerParent)
-		add("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), nil)
+		add := func(resource, used string, hard *int32) {
+			if hard != nil {
+				row(resource, used, strconv.Itoa(int(*hard)))
+			}
+		}
+		h := q.Spec.Hard
+		add("inFlight", strconv.Itoa(int(q.Status.Used.InFlight)), h.InFlight)
+		add("depth", none, h.Depth)
+		add("childrenPerParent", none, h.ChildrenPerParent)
+		for _, m := range slices.Sorted(maps.Keys(h.MaxBudget)) {
+			row("maxBudget."+m, none, strconv.FormatInt(h.MaxBudget[m], 10))
+		}
+		add("maxAttempts", none, h.MaxAttempts)
+		row("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), none)
 	}
 	return renderTable(rows)
 }

@@ -33,7 +33,8 @@ func TestClusterQuota(t *testing.T) {
 	g.Expect(res.stderr).To(ContainSubstring("No DelegationQuotas found."))
 
 	q := &v1alpha1.DelegationQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "team"},
-		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2), Depth: ptr.To[int32](3)}}}
+		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2), Depth: ptr.To[int32](3),
+			MaxBudget: map[string]int64{"tokens": 50000}, MaxAttempts: ptr.To[int32](3)}}}
 	g.Expect(c.Create(ctx, q)).To(Succeed())
 	q.Status.Used = v1alpha1.QuotaUsed{InFlight: 2, Waiting: 5}
 	g.Expect(c.Status().Update(ctx, q)).To(Succeed())
@@ -41,11 +42,13 @@ func TestClusterQuota(t *testing.T) {
 	res = kubectlTether(ns.Name, "quota")
 	g.Expect(res.code).To(Equal(0), res.stderr)
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
-	g.Expect(lines).To(HaveLen(4), res.stdout)
+	g.Expect(lines).To(HaveLen(6), res.stdout)
 	g.Expect(lines[0]).To(MatchRegexp(`^QUOTA\s+RESOURCE\s+USED\s+HARD$`))
 	g.Expect(lines[1]).To(MatchRegexp(`^team\s+inFlight\s+2\s+2$`))
 	g.Expect(lines[2]).To(MatchRegexp(`^team\s+depth\s+-\s+3$`))
-	g.Expect(lines[3]).To(MatchRegexp(`^team\s+waiting\s+5\s+-$`))
+	g.Expect(lines[3]).To(MatchRegexp(`^team\s+maxBudget.tokens\s+-\s+50000$`))
+	g.Expect(lines[4]).To(MatchRegexp(`^team\s+maxAttempts\s+-\s+3$`))
+	g.Expect(lines[5]).To(MatchRegexp(`^team\s+waiting\s+5\s+-$`))
 
 	res = kubectlTether(ns.Name, "quota", "-A")
 	g.Expect(res.code).To(Equal(0), res.stderr)

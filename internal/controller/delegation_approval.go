@@ -50,7 +50,8 @@ func (r *DelegationReconciler) admitApproval(ctx context.Context, s *scope) (*de
 	if len(views) == 0 {
 		return nil, nil
 	}
-	ask := delegation.ApprovalAsk{Name: s.d.Name, Created: s.d.CreationTimestamp.Time, Agent: s.d.Spec.AgentRef.Name}
+	ask := delegation.ApprovalAsk{Name: s.d.Name, Created: s.d.CreationTimestamp.Time, Agent: s.d.Spec.AgentRef.Name,
+		RequestedBy: s.d.Annotations[v1alpha1.AnnotationRequestedBy]}
 	if b := s.d.Spec.Budget; b != nil {
 		ask.Meters = b.Meters
 	}
@@ -65,10 +66,15 @@ func (r *DelegationReconciler) admitApproval(ctx context.Context, s *scope) (*de
 	decided := make([]delegation.Decided, 0, len(approvals.Items))
 	for i := range approvals.Items {
 		a := &approvals.Items[i]
-		decided = append(decided, delegation.Decided{Name: a.Name, Created: a.CreationTimestamp.Time, Decision: a.Spec.Decision, Reason: a.Spec.Reason})
+		decided = append(decided, delegation.Decided{Name: a.Name, Created: a.CreationTimestamp.Time, Decision: a.Spec.Decision,
+			Reason: a.Spec.Reason, ApprovedBy: a.Annotations[v1alpha1.AnnotationApprovedBy]})
 	}
 	v := delegation.ApprovalGate(views, ask, decided)
 	if !v.Send {
+		if len(v.Ignored) > 0 && (s.d.Status.Outcome == nil || s.d.Status.Outcome.Message != v.Record.Outcome.Message) {
+			r.Recorder.Eventf(s.d, nil, "Warning", delegation.ReasonSelfApprovalIgnored, "Approve",
+				"an approval by the requester does not count: DelegationApproval %q by %s", v.Ignored[len(v.Ignored)-1], ask.RequestedBy)
+		}
 		return &v.Record, nil
 	}
 	if v.By != "" && s.d.Status.Outcome != nil && s.d.Status.Outcome.Reason == delegation.ReasonAwaitingApproval {

@@ -60,9 +60,10 @@ func waitingFor(d *v1alpha1.Delegation) []string {
 	case o.Reason == delegation.ReasonAgentAtCapacity && d.Spec.AgentRef != nil:
 		agent, _ := d.AgentKey()
 		return []string{waitingKey(o.Reason, agentIndexValue(agent))}
-	case o.Reason == delegation.ReasonQuotaExceeded, o.Reason == delegation.ReasonAwaitingApproval:
+	case o.Reason == delegation.ReasonQuotaExceeded, o.Reason == delegation.ReasonAwaitingApproval,
+		o.Reason == delegation.ReasonOverQuotaLimit:
 		// Any place freed in the namespace may be its; a quota's
-		// thresholds changed may let it go.
+		// thresholds or limits changed may let it go.
 		return []string{waitingKey(o.Reason, "")}
 	}
 	return nil

@@ -165,6 +165,32 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 	return nil, nil
 }
 
+// admitLimits keeps a Delegation Pending (reason OverQuotaLimit, the record
+// returned) while it asks more than a DelegationQuota of its namespace allows
+// any one Delegation: the admission policy's check, for what got past it (the
+// policy off, or the quota lowered since).
+func (r *DelegationReconciler) admitLimits(ctx context.Context, d *v1alpha1.Delegation) (*delegation.Record, error) {
+	var quotas v1alpha1.DelegationQuotaList
+	if err := r.List(ctx, &quotas, client.InNamespace(d.Namespace), client.UnsafeDisableDeepCopy); err != nil || len(quotas.Items) == 0 {
+		return nil, err
+	}
+	views := make([]delegation.Quota, 0, len(quotas.Items))
+	for i := range quotas.Items {
+		views = append(views, delegation.Quota{Name: quotas.Items[i].Name, Hard: quotas.Items[i].Spec.Hard})
+	}
+	var ask delegation.LimitsAsk
+	if b := d.Spec.Budget; b != nil {
+		ask.Meters = b.Meters
+	}
+	if p := d.Spec.Retry; p != nil {
+		ask.Attempts = p.MaxAttempts
+	}
+	if rec, ok := delegation.QuotaLimitsGate(views, ask); !ok {
+		return &rec, nil
+	}
+	return nil, nil
+}
+
 // contender is d as the quota gate sees it. Only the asker and those already
 // waiting for a quota queue; a Delegation waiting for something else (its
 // parent, its Agent) holds no place and is not ahead. started: it holds its
@@ -199,6 +225,9 @@ func (r *DelegationReconciler) treeDepth(ctx context.Context, d *v1alpha1.Delega
 // waitingForQuota names the Delegations of the object's namespace that wait
 // for a quota or its approval: a quota changed, or a place may have freed.
 func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
-	return append(r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonQuotaExceeded, "")),
-		r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(delegation.ReasonAwaitingApproval, ""))...)
+	var out []reconcile.Request
+	for _, reason := range []string{delegation.ReasonQuotaExceeded, delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit} {
+		out = append(out, r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(reason, ""))...)
+	}
+	return out
 }

@@ -86,6 +86,9 @@ func (r *DelegationReconciler) stepRecord(ctx context.Context, s *scope, step de
 		return step.Record(), false, nil
 	}
 	if s.d.Status.StartTime == nil {
+		if wait, err := r.admitLimits(ctx, s.d); wait != nil || err != nil {
+			return deref(wait), false, err
+		}
 		if wait, err := r.reserve(ctx, s); wait != nil || err != nil {
 			return deref(wait), false, err
 		}
@@ -165,8 +168,11 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		// (it waits for its Agent or its budget, or the marker's write
 		// failed) gives its places back: only a send holds one.
 		defer r.releaseUnsent(s)
-		// Approval first: a Delegation waiting for one holds no place
-		// under the quota.
+		// Static limits, then approval: a Delegation waiting for either
+		// holds no place under the quota.
+		if wait, err := r.admitLimits(ctx, s.d); wait != nil || err != nil {
+			return sendNext{record: wait}, err
+		}
 		if wait, err := r.admitApproval(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
 		}

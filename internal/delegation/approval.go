@@ -22,6 +22,9 @@ type ApprovalAsk struct {
 	Depth   int
 	Agent   string
 	Meters  map[string]int64
+	// RequestedBy is the user who created the Delegation (its requested-by
+	// annotation), "" when not recorded.
+	RequestedBy string
 }
 
 // Decided is one DelegationApproval naming the Delegation.
@@ -30,6 +33,9 @@ type Decided struct {
 	Created  time.Time
 	Decision v1alpha1.Decision
 	Reason   string
+	// ApprovedBy is the user who created the approval (its approved-by
+	// annotation), "" when not recorded.
+	ApprovedBy string
 }
 
 // ApprovalVerdict is what the approval gate comes to.
@@ -40,21 +46,27 @@ type ApprovalVerdict struct {
 	// Record is the wait (AwaitingApproval) or the denial (Failed, Denied)
 	// when Send is false.
 	Record Record
+	// Ignored names the approvals that did not count because the requester
+	// made them (empty unless some were).
+	Ignored []string
 }
 
 // ApprovalGate decides whether a Delegation needs, and has, an approval:
 // the first threshold it crosses (quotas by name) needs one; a denial among
 // the approvals fails it, an approval lets it go, none keeps it Pending.
 // Approvals created before the Delegation decided an earlier one of the
-// same name and are ignored.
+// same name and are ignored. So is an approval by the requester (approved-by
+// equal to requested-by), unless every quota whose threshold is crossed
+// allows self-approval; the requester's denial still counts.
 func ApprovalGate(quotas []Quota, ask ApprovalAsk, decided []Decided) ApprovalVerdict {
-	why := crossed(quotas, ask)
+	why, selfOK := crossed(quotas, ask)
 	if why == "" {
 		return ApprovalVerdict{Send: true}
 	}
 	decided = slices.Clone(decided)
 	slices.SortFunc(decided, func(a, b Decided) int { return strings.Compare(a.Name, b.Name) })
 	by := ""
+	var ignored []string
 	for _, d := range decided {
 		if d.Created.Before(ask.Created) {
 			continue
@@ -63,37 +75,66 @@ func ApprovalGate(quotas []Quota, ask ApprovalAsk, decided []Decided) ApprovalVe
 			return ApprovalVerdict{Record: failed(StepSettle, v1alpha1.FailurePolicyRefusal, ReasonDenied,
 				fmt.Sprintf("denied by DelegationApproval %q: %s", d.Name, d.Reason)).Record()}
 		}
-		if by == "" && d.Decision == v1alpha1.DecisionApproved {
+		if d.Decision != v1alpha1.DecisionApproved {
+			continue
+		}
+		if !selfOK && ask.RequestedBy != "" && d.ApprovedBy == ask.RequestedBy {
+			ignored = append(ignored, d.Name)
+			continue
+		}
+		if by == "" {
 			by = d.Name
 		}
 	}
 	if by != "" {
 		return ApprovalVerdict{Send: true, By: by}
 	}
-	return ApprovalVerdict{Record: Progress(v1alpha1.PhasePending, ReasonAwaitingApproval, fmt.Sprintf(
+	if len(ignored) > 0 {
+		why += fmt.Sprintf("; an approval by the requester (%s) does not count (DelegationApproval %s)",
+			ask.RequestedBy, quotedList(ignored))
+	}
+	return ApprovalVerdict{Ignored: ignored, Record: Progress(v1alpha1.PhasePending, ReasonAwaitingApproval, fmt.Sprintf(
 		"%s; approve with 'kubectl tether approve %s' or deny with 'kubectl tether deny %s --reason ...'", why, ask.Name, ask.Name))}
 }
 
-// crossed names the first approval threshold the ask crosses ("" if none).
-func crossed(quotas []Quota, ask ApprovalAsk) string {
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// crossed names the first approval threshold the ask crosses ("" if none);
+// selfOK: every quota with a crossed threshold allows self-approval.
+func crossed(quotas []Quota, ask ApprovalAsk) (why string, selfOK bool) {
 	quotas = slices.Clone(quotas)
 	slices.SortFunc(quotas, func(a, b Quota) int { return strings.Compare(a.Name, b.Name) })
+	selfOK = true
 	for _, q := range quotas {
-		t := q.Approval
-		if t == nil {
-			continue
-		}
-		at := fmt.Sprintf("DelegationQuota %q needs approval: ", q.Name)
-		if t.DepthAbove != nil && ask.Depth > int(*t.DepthAbove) {
-			return at + fmt.Sprintf("depth %d is above %d", ask.Depth, *t.DepthAbove)
-		}
-		if slices.Contains(t.Agents, ask.Agent) {
-			return at + fmt.Sprintf("Agent %q is listed", ask.Agent)
-		}
-		for _, m := range slices.Sorted(maps.Keys(t.Meters)) {
-			if n, ok := ask.Meters[m]; ok && n > t.Meters[m] {
-				return at + fmt.Sprintf("budget meter %s %d is above %d", m, n, t.Meters[m])
+		if t := q.Approval; t != nil {
+			if w := crossedOne(t, ask); w != "" {
+				if why == "" {
+					why = fmt.Sprintf("DelegationQuota %q needs approval: %s", q.Name, w)
+				}
+				selfOK = selfOK && t.AllowSelfApproval
 			}
+		}
+	}
+	return why, selfOK
+}
+
+// crossedOne names the first threshold of t the ask crosses ("" if none).
+func crossedOne(t *v1alpha1.ApprovalThresholds, ask ApprovalAsk) string {
+	if t.DepthAbove != nil && ask.Depth > int(*t.DepthAbove) {
+		return fmt.Sprintf("depth %d is above %d", ask.Depth, *t.DepthAbove)
+	}
+	if slices.Contains(t.Agents, ask.Agent) {
+		return fmt.Sprintf("Agent %q is listed", ask.Agent)
+	}
+	for _, m := range slices.Sorted(maps.Keys(t.Meters)) {
+		if n, ok := ask.Meters[m]; ok && n > t.Meters[m] {
+			return fmt.Sprintf("budget meter %s %d is above %d", m, n, t.Meters[m])
 		}
 	}
 	return ""

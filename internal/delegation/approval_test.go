@@ -84,3 +84,65 @@ func TestDeniedRefundsTheReservation(t *testing.T) {
 	st := &v1alpha1.DelegationStatus{Outcome: &v1alpha1.Outcome{Reason: ReasonDenied}}
 	g.Expect(Charge(&v1alpha1.DelegationSpec{}, st, v1alpha1.Meters{"tokens": 500})).To(BeEmpty())
 }
+
+// An approval by the requester does not count unless every quota whose
+// threshold is crossed allows it; someone else's does, and the requester's
+// denial always does.
+func TestApprovalGateSelfApproval(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	strict := Quota{Name: "team", Approval: &v1alpha1.ApprovalThresholds{Agents: []string{"costly"}}}
+	lenient := Quota{Name: "lab", Approval: &v1alpha1.ApprovalThresholds{Agents: []string{"costly"}, AllowSelfApproval: true}}
+	unrelated := Quota{Name: "other", Approval: &v1alpha1.ApprovalThresholds{Agents: []string{"elsewhere"}}}
+	ask := ApprovalAsk{Name: "d", Created: t0, Agent: "costly", RequestedBy: "alice"}
+	by := func(name, user string, decision v1alpha1.Decision) Decided {
+		return Decided{Name: name, Created: t0.Add(time.Minute), Decision: decision, Reason: "r", ApprovedBy: user}
+	}
+	waits := `DelegationQuota "team" needs approval: Agent "costly" is listed; an approval by the requester (alice) does not count ` +
+		`(DelegationApproval "by-alice"); approve with 'kubectl tether approve d' or deny with 'kubectl tether deny d --reason ...'`
+	cases := []struct {
+		name    string
+		quotas  []Quota
+		ask     ApprovalAsk
+		decided []Decided
+		by      string
+		msg     string
+		reason  string
+		ignored []string
+	}{
+		{name: "the requester's approval does not count", quotas: []Quota{strict}, ask: ask,
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved)},
+			reason:  ReasonAwaitingApproval, msg: waits, ignored: []string{"by-alice"}},
+		{name: "someone else's does", quotas: []Quota{strict}, ask: ask,
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved), by("by-bob", "bob", v1alpha1.DecisionApproved)}, by: "by-bob"},
+		{name: "allowed by the quota", quotas: []Quota{lenient}, ask: ask,
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved)}, by: "by-alice"},
+		{name: "allowed by one crossed quota but not another", quotas: []Quota{lenient, strict}, ask: ask,
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved)},
+			reason:  ReasonAwaitingApproval, ignored: []string{"by-alice"},
+			msg: `DelegationQuota "lab" needs approval: Agent "costly" is listed; an approval by the requester (alice) does not count ` +
+				`(DelegationApproval "by-alice"); approve with 'kubectl tether approve d' or deny with 'kubectl tether deny d --reason ...'`},
+		{name: "a quota whose threshold is not crossed has no say", quotas: []Quota{lenient, unrelated}, ask: ask,
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved)}, by: "by-alice"},
+		{name: "the requester's denial counts", quotas: []Quota{strict}, ask: ask,
+			decided: []Decided{by("no", "alice", v1alpha1.DecisionDenied)},
+			reason:  ReasonDenied, msg: `denied by DelegationApproval "no": r`},
+		{name: "an unrecorded requester: approvals count", quotas: []Quota{strict},
+			ask:     ApprovalAsk{Name: "d", Created: t0, Agent: "costly"},
+			decided: []Decided{by("by-alice", "alice", v1alpha1.DecisionApproved)}, by: "by-alice"},
+		{name: "an unrecorded approver is not the requester", quotas: []Quota{strict}, ask: ask,
+			decided: []Decided{by("anon", "", v1alpha1.DecisionApproved)}, by: "anon"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			v := ApprovalGate(tc.quotas, tc.ask, tc.decided)
+			g.Expect(v.Send).To(Equal(tc.by != ""))
+			g.Expect(v.By).To(Equal(tc.by))
+			g.Expect(v.Ignored).To(Equal(tc.ignored))
+			if tc.by == "" {
+				g.Expect(v.Record.Outcome.Reason).To(Equal(tc.reason))
+				g.Expect(v.Record.Outcome.Message).To(Equal(tc.msg))
+			}
+		})
+	}
+}

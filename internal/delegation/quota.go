@@ -7,6 +7,7 @@ package delegation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -63,4 +64,42 @@ func QuotaGate(quotas []Quota, ask QuotaAsk) (Record, bool) {
 
 func quotaWait(quota, msg string) Record {
 	return Progress(v1alpha1.PhasePending, ReasonQuotaExceeded, fmt.Sprintf("DelegationQuota %q: %s", quota, msg))
+}
+
+// LimitsAsk is what a Delegation asks that static quota limits bound.
+type LimitsAsk struct {
+	// Meters are its spec.budget.meters.
+	Meters map[string]int64
+	// Attempts is its spec.retry.maxAttempts (0 without a policy).
+	Attempts int32
+}
+
+// QuotaLimitsGate checks a Delegation against the limits no usage changes
+// (spec.hard.maxBudget, maxAttempts): the first quota (by name) it exceeds
+// holds it Pending, reason OverQuotaLimit, until the quota is raised or the
+// Delegation asks less. It holds no place in the quota's queue meanwhile.
+// The chart's admission policy refuses the same Delegations at creation
+// with the same words.
+func QuotaLimitsGate(quotas []Quota, ask LimitsAsk) (Record, bool) {
+	quotas = slices.Clone(quotas)
+	slices.SortFunc(quotas, func(a, b Quota) int { return strings.Compare(a.Name, b.Name) })
+	for _, q := range quotas {
+		h := q.Hard
+		for _, m := range slices.Sorted(maps.Keys(h.MaxBudget)) {
+			if n, ok := ask.Meters[m]; ok && n > h.MaxBudget[m] {
+				return overLimit(fmt.Sprintf("DelegationQuota %q allows at most %d %s per Delegation; this one asks %d",
+					q.Name, h.MaxBudget[m], m, n), "spec.budget.meters."+m, "spec.hard.maxBudget"), false
+			}
+		}
+		if h.MaxAttempts != nil && ask.Attempts > *h.MaxAttempts {
+			return overLimit(fmt.Sprintf("DelegationQuota %q allows at most %d attempts per Delegation; this one asks %d",
+				q.Name, *h.MaxAttempts, ask.Attempts), "spec.retry.maxAttempts", "spec.hard.maxAttempts"), false
+		}
+	}
+	return Record{}, true
+}
+
+func overLimit(msg, field, limit string) Record {
+	return Progress(v1alpha1.PhasePending, ReasonOverQuotaLimit,
+		fmt.Sprintf("%s: lower %s or raise the quota's %s", msg, field, limit))
 }

@@ -82,3 +82,57 @@ func TestQuotaGate(t *testing.T) {
 		})
 	}
 }
+
+func TestQuotaLimitsGate(t *testing.T) {
+	limits := func(name string, h v1alpha1.QuotaLimits) Quota { return Quota{Name: name, Hard: h} }
+	tokens50k := limits("team", v1alpha1.QuotaLimits{MaxBudget: map[string]int64{"tokens": 50000, "usd-cents": 100}})
+	cases := []struct {
+		name   string
+		quotas []Quota
+		ask    LimitsAsk
+		msg    string
+	}{
+		{name: "no quota", ask: LimitsAsk{Meters: map[string]int64{"tokens": 1 << 40}, Attempts: 10}},
+		{name: "at the limit", quotas: []Quota{tokens50k}, ask: LimitsAsk{Meters: map[string]int64{"tokens": 50000}}},
+		{name: "over the limit", quotas: []Quota{tokens50k}, ask: LimitsAsk{Meters: map[string]int64{"tokens": 80000}},
+			msg: `DelegationQuota "team" allows at most 50000 tokens per Delegation; this one asks 80000: ` +
+				"lower spec.budget.meters.tokens or raise the quota's spec.hard.maxBudget"},
+		{name: "meters are checked by name, the first over named", quotas: []Quota{tokens50k},
+			ask: LimitsAsk{Meters: map[string]int64{"tokens": 90000, "usd-cents": 101}},
+			msg: `DelegationQuota "team" allows at most 50000 tokens per Delegation; this one asks 90000: ` +
+				"lower spec.budget.meters.tokens or raise the quota's spec.hard.maxBudget"},
+		{name: "a meter not asked for is not limited", quotas: []Quota{tokens50k}, ask: LimitsAsk{Meters: map[string]int64{"calls": 1 << 40}}},
+		{name: "no budget at all", quotas: []Quota{tokens50k}},
+		{name: "attempts over", quotas: []Quota{limits("retries", v1alpha1.QuotaLimits{MaxAttempts: ptr.To[int32](3)})},
+			ask: LimitsAsk{Attempts: 5},
+			msg: `DelegationQuota "retries" allows at most 3 attempts per Delegation; this one asks 5: ` +
+				"lower spec.retry.maxAttempts or raise the quota's spec.hard.maxAttempts"},
+		{name: "attempts at the limit", quotas: []Quota{limits("retries", v1alpha1.QuotaLimits{MaxAttempts: ptr.To[int32](3)})},
+			ask: LimitsAsk{Attempts: 3}},
+		{name: "every quota applies, the first by name reported",
+			quotas: []Quota{limits("b", v1alpha1.QuotaLimits{MaxAttempts: ptr.To[int32](1)}),
+				limits("a", v1alpha1.QuotaLimits{MaxAttempts: ptr.To[int32](2)})},
+			ask: LimitsAsk{Attempts: 4},
+			msg: `DelegationQuota "a" allows at most 2 attempts per Delegation; this one asks 4: ` +
+				"lower spec.retry.maxAttempts or raise the quota's spec.hard.maxAttempts"},
+		{name: "usage limits are not static ones", quotas: []Quota{inFlightZero()}, ask: LimitsAsk{Attempts: 10}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rec, ok := QuotaLimitsGate(c.quotas, c.ask)
+			g.Expect(ok).To(Equal(c.msg == ""))
+			if c.msg == "" {
+				g.Expect(rec).To(Equal(Record{}))
+				return
+			}
+			g.Expect(rec.Phase).To(Equal(v1alpha1.PhasePending), "raising the quota lets it start")
+			g.Expect(rec.Outcome.Reason).To(Equal(ReasonOverQuotaLimit))
+			g.Expect(rec.Outcome.Message).To(Equal(c.msg))
+		})
+	}
+}
+
+func inFlightZero() Quota {
+	return Quota{Name: "closed", Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](0), Depth: ptr.To[int32](0)}}
+}

@@ -35,11 +35,18 @@ const (
 	// ReasonQuotaExceeded: starting would exceed a DelegationQuota of the
 	// namespace; it waits, never fails, for it.
 	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonOverQuotaLimit: the Delegation asks more than a DelegationQuota
+	// allows any one Delegation (spec.hard.maxBudget, maxAttempts); it
+	// waits until the quota is raised or it asks less, and holds no place.
+	ReasonOverQuotaLimit = "OverQuotaLimit"
 	// ReasonAwaitingApproval: a DelegationQuota's approval threshold is
 	// crossed and no DelegationApproval has decided yet; nothing is sent.
 	ReasonAwaitingApproval = "AwaitingApproval"
 	// ReasonDenied: a DelegationApproval denied the Delegation (Failed).
 	ReasonDenied = "Denied"
+	// ReasonSelfApprovalIgnored is the Event reason when an approval by
+	// the Delegation's requester does not count.
+	ReasonSelfApprovalIgnored = "SelfApprovalIgnored"
 	// ReasonApproved is the Event reason when an approval lets one go.
 	ReasonApproved        = "Approved"
 	ReasonSent            = "Sent"

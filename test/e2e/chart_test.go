@@ -235,10 +235,17 @@ var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 // renderChart runs helm template as release "tether" in "tether-system".
 func renderChart(t *testing.T, set ...string) manifests {
 	t.Helper()
-	args := append(make([]string, 0, 5+2*len(set)), "template", "tether", chartDir, "--namespace", "tether-system")
+	args := make([]string, 0, 2*len(set))
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
+	return renderChartWith(t, args...)
+}
+
+// renderChartWith is renderChart with helm template's own arguments.
+func renderChartWith(t *testing.T, extra ...string) manifests {
+	t.Helper()
+	args := append([]string{"template", "tether", chartDir, "--namespace", "tether-system"}, extra...)
 	var m manifests
 	for _, doc := range documentSeparator.Split(helm(t, args...), -1) {
 		u := &unstructured.Unstructured{}
