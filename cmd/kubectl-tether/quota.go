@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 func newQuotaCommand(o *options) *cobra.Command {
@@ -44,7 +45,9 @@ func newQuotaCommand(o *options) *cobra.Command {
 // renderQuotas prints one row per quota and limit, ResourceQuota's
 // `kubectl describe` way: the resource, what is used, the hard limit. The
 // depth and children limits are checked per Delegation (nothing is summed),
-// so their used column is "-"; waiting shows how many wait for any quota.
+// so their used column is "-"; a meter's row is named with its window
+// (tokens/24h) and shows what the window holds; waiting shows how many wait
+// for any quota.
 func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 	slices.SortFunc(items, func(a, b v1alpha1.DelegationQuota) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
@@ -54,6 +57,13 @@ func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 		header = append([]string{namespaceColumn}, header...)
 	}
 	rows := [][]string{header}
+	addRow := func(q v1alpha1.DelegationQuota, resource, used, hard string) {
+		row := []string{q.Name, resource, used, hard}
+		if withNamespace {
+			row = append([]string{q.Namespace}, row...)
+		}
+		rows = append(rows, row)
+	}
 	for _, q := range items {
 		add := func(resource, used string, hard *int32) {
 			h := none
@@ -62,16 +72,20 @@ func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 			} else if resource != "waiting" {
 				return
 			}
-			row := []string{q.Name, resource, used, h}
-			if withNamespace {
-				row = append([]string{q.Namespace}, row...)
-			}
-			rows = append(rows, row)
+			addRow(q, resource, used, h)
 		}
 		add("inFlight", strconv.Itoa(int(q.Status.Used.InFlight)), q.Spec.Hard.InFlight)
 		add("depth", none, q.Spec.Hard.Depth)
 		add("childrenPerParent", none, q.Spec.Hard.ChildrenPerParent)
+		for _, l := range q.Spec.Hard.Meters {
+			used := int64(0)
+			if i := slices.IndexFunc(q.Status.Used.Meters, func(m v1alpha1.MeterUse) bool { return m.Name == l.Name }); i >= 0 {
+				used = q.Status.Used.Meters[i].Used
+			}
+			addRow(q, l.Name+"/"+delegation.WindowString(l.Window.Duration), strconv.FormatInt(used, 10), strconv.FormatInt(l.Limit, 10))
+		}
 		add("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), nil)
 	}
 	return renderTable(rows)
 }
+
