@@ -88,4 +88,3 @@ func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 	}
 	return renderTable(rows)
 }
-

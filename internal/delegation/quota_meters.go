@@ -275,7 +275,7 @@ func recountMeters(ledgers []v1alpha1.MeterUse, limits []v1alpha1.MeterLimit, no
 // Only settled entries fold: their uid is needed no more (a settled root
 // never starts or settles again).
 func foldSettled(led *v1alpha1.MeterUse, window time.Duration) {
-	slice := max((window/v1alpha1.MeterBuckets+time.Second-1).Truncate(time.Second), time.Second)
+	slice := max((window/v1alpha1.MeterBuckets + time.Second - 1).Truncate(time.Second), time.Second)
 	kept := led.Charges[:0:0]
 	sums := map[int64]int64{}
 	for _, c := range led.Charges {

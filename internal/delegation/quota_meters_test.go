@@ -187,7 +187,7 @@ func TestMeterLedgerFoldsSettledRootsWhenFull(t *testing.T) {
 			g.Expect(c.At.Time).To(Equal(c.At.Truncate(1728*time.Second)), "a sum is at the end of its 28.8-minute slice")
 		}
 	}
-	g.Expect(inFlight).To(Equal(n/10 + 1), "roots in flight keep their entries")
+	g.Expect(inFlight).To(Equal(n/10+1), "roots in flight keep their entries")
 	// The roots of the last 24h (720 minutes of this run are within it) all
 	// still count: folding moves a root later, never earlier.
 	used, _, _ := windowUse(&led[0], 24*time.Hour, now, "")
