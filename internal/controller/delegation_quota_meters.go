@@ -15,6 +15,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/util/retry"
@@ -43,11 +44,16 @@ func (r *DelegationReconciler) chargeQuotaMeters(ctx context.Context, s *scope) 
 	if wait != nil || err != nil {
 		return wait, after, err
 	}
+	views := meterViews(quotas)
 	for i := range quotas {
 		var at time.Time
 		err := r.updateQuotaStatus(ctx, &quotas[i], func(q *v1alpha1.DelegationQuota) bool {
 			wait, at = nil, time.Time{} // (again after a conflict)
-			if rec, ok, retryAt := delegation.MeterGate([]delegation.Quota{meterView(q)}, ask); !ok {
+			// This quota as the API server has it, beside the others (which
+			// decide which older roots can ever start, so go first).
+			fresh := slices.Clone(views)
+			fresh[i] = meterView(q)
+			if rec, ok, retryAt := delegation.MeterGate(fresh, ask); !ok {
 				wait, at = &rec, retryAt // another root took the room since the cache was read
 				return false
 			}
@@ -75,11 +81,7 @@ func (r *DelegationReconciler) checkQuotaMeters(ctx context.Context, s *scope) (
 	if ask, err = r.meterAsk(ctx, s); err != nil {
 		return nil, 0, nil, ask, err
 	}
-	views := make([]delegation.Quota, 0, len(quotas))
-	for i := range quotas {
-		views = append(views, meterView(&quotas[i]))
-	}
-	if rec, ok, at := delegation.MeterGate(views, ask); !ok {
+	if rec, ok, at := delegation.MeterGate(meterViews(quotas), ask); !ok {
 		return &rec, untilRetry(at, s.now), nil, ask, nil
 	}
 	return nil, 0, quotas, ask, nil
@@ -153,6 +155,14 @@ func rootAsk(d *v1alpha1.Delegation) *delegation.RootAsk {
 		a.Budget = d.Spec.Budget.Meters
 	}
 	return a
+}
+
+func meterViews(quotas []v1alpha1.DelegationQuota) []delegation.Quota {
+	views := make([]delegation.Quota, 0, len(quotas))
+	for i := range quotas {
+		views = append(views, meterView(&quotas[i]))
+	}
+	return views
 }
 
 func meterView(q *v1alpha1.DelegationQuota) delegation.Quota {
