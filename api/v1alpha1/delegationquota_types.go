@@ -52,6 +52,36 @@ type QuotaLimits struct {
 	// +kubebuilder:validation:Maximum=10
 	// +optional
 	MaxAttempts *int32 `json:"maxAttempts,omitempty"`
+	// meters cap what the namespace's root Delegations may spend of a
+	// budget meter over a rolling window, e.g. tokens: 100000 per 24h. A
+	// root counts its budget for the meter from its start, and what it was
+	// charged once it settled. A root over the limit, or without a budget
+	// for the meter, waits Pending (QuotaExceeded).
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Meters []MeterLimit `json:"meters,omitempty"`
+}
+
+// MeterLimit caps one budget meter over a rolling window.
+type MeterLimit struct {
+	// name is the meter as spec.budget.meters names it, e.g. tokens.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	Name string `json:"name"`
+	// limit is the most the namespace's root budgets may hold and spend of
+	// the meter within any one window.
+	// +kubebuilder:validation:Minimum=1
+	Limit int64 `json:"limit"`
+	// window is the rolling window, from 1m to 720h (30 days), e.g. 24h.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('720h')",message="meters[].window must be between 1m and 720h (30 days)"
+	Window metav1.Duration `json:"window"`
 }
 
 // DelegationQuotaSpec holds the limits.
@@ -106,6 +136,61 @@ type QuotaUsed struct {
 	InFlight int32 `json:"inFlight"`
 	// waiting: Delegations of the namespace waiting Pending (QuotaExceeded).
 	Waiting int32 `json:"waiting"`
+	// meters is the ledger of each meter of spec.hard.meters: what the
+	// namespace's roots hold and spent within its window.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Meters []MeterUse `json:"meters,omitempty"`
+}
+
+// MaxMeterRoots bounds how many roots in flight one meter's ledger records;
+// a root finding it full waits, Pending (QuotaExceeded), until one settles.
+// Settled roots are folded into entries per window/MeterBuckets when the
+// ledger fills, so the ledger stays below MaxMeterRoots + 2*MeterBuckets.
+const (
+	MaxMeterRoots = 500
+	MeterBuckets  = 50
+)
+
+// MeterUse is one meter's ledger in a rolling window.
+type MeterUse struct {
+	// name of the meter (spec.hard.meters[].name).
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// used is the sum of the charges within the window when status was
+	// last written.
+	Used int64 `json:"used"`
+	// charges are the roots counted: one entry per root (by uid) from its
+	// start, settled when it settles; an entry without uid sums settled
+	// roots of one slice of the window. A settled entry leaves the ledger
+	// one window after its time.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=600
+	// +optional
+	Charges []MeterCharge `json:"charges,omitempty"`
+}
+
+// MeterCharge is what one root (or several settled ones) counts.
+type MeterCharge struct {
+	// uid of the root Delegation; empty for a sum of settled roots.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	UID string `json:"uid,omitempty"`
+	// root is the root Delegation's name, so a root deleted before it
+	// settled is found gone (it keeps its budget as its charge).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Root string `json:"root,omitempty"`
+	// at is when the root started (for a sum, the end of its slice).
+	At metav1.Time `json:"at"`
+	// amount is the root's budget for the meter until it settles, then what
+	// it was charged.
+	Amount int64 `json:"amount"`
+	// settled: amount is final.
+	// +optional
+	Settled bool `json:"settled,omitempty"`
 }
 
 // DelegationQuotaStatus reports use against the limits.

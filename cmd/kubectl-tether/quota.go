@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 func newQuotaCommand(o *options) *cobra.Command {
@@ -45,7 +46,9 @@ func newQuotaCommand(o *options) *cobra.Command {
 // renderQuotas prints one row per quota and limit, ResourceQuota's
 // `kubectl describe` way: the resource, what is used, the hard limit. The
 // depth, children and per-Delegation limits (maxBudget, maxAttempts) are
-// checked per Delegation (nothing is summed), so their used column is "-"; waiting shows how many wait for any quota.
+// checked per Delegation (nothing is summed), so their used column is "-"; a
+// meter's row is named with its window (tokens/24h) and shows what the window
+// holds; waiting shows how many wait for any quota.
 func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 	slices.SortFunc(items, func(a, b v1alpha1.DelegationQuota) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
@@ -55,28 +58,39 @@ func renderQuotas(items []v1alpha1.DelegationQuota, withNamespace bool) string {
 		header = append([]string{namespaceColumn}, header...)
 	}
 	rows := [][]string{header}
-	for _, q := range items {
-		row := func(resource, used, hard string) {
-			r := []string{q.Name, resource, used, hard}
-			if withNamespace {
-				r = append([]string{q.Namespace}, r...)
-			}
-			rows = append(rows, r)
+	addRow := func(q v1alpha1.DelegationQuota, resource, used, hard string) {
+		row := []string{q.Name, resource, used, hard}
+		if withNamespace {
+			row = append([]string{q.Namespace}, row...)
 		}
+		rows = append(rows, row)
+	}
+	for _, q := range items {
 		add := func(resource, used string, hard *int32) {
+			h := none
 			if hard != nil {
-				row(resource, used, strconv.Itoa(int(*hard)))
+				h = strconv.Itoa(int(*hard))
+			} else if resource != "waiting" {
+				return
 			}
+			addRow(q, resource, used, h)
 		}
 		h := q.Spec.Hard
 		add("inFlight", strconv.Itoa(int(q.Status.Used.InFlight)), h.InFlight)
 		add("depth", none, h.Depth)
 		add("childrenPerParent", none, h.ChildrenPerParent)
 		for _, m := range slices.Sorted(maps.Keys(h.MaxBudget)) {
-			row("maxBudget."+m, none, strconv.FormatInt(h.MaxBudget[m], 10))
+			addRow(q, "maxBudget."+m, none, strconv.FormatInt(h.MaxBudget[m], 10))
 		}
 		add("maxAttempts", none, h.MaxAttempts)
-		row("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), none)
+		for _, l := range h.Meters {
+			used := int64(0)
+			if i := slices.IndexFunc(q.Status.Used.Meters, func(m v1alpha1.MeterUse) bool { return m.Name == l.Name }); i >= 0 {
+				used = q.Status.Used.Meters[i].Used
+			}
+			addRow(q, l.Name+"/"+delegation.WindowString(l.Window.Duration), strconv.FormatInt(used, 10), strconv.FormatInt(l.Limit, 10))
+		}
+		add("waiting", strconv.Itoa(int(q.Status.Used.Waiting)), nil)
 	}
 	return renderTable(rows)
 }

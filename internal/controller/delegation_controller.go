@@ -188,7 +188,7 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		return err
 	}
 	// Quotas' use is written from the same cache and indexes.
-	if err := (&quotaReconciler{Client: mgr.GetClient()}).setup(mgr); err != nil {
+	if err := (&quotaReconciler{Client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), now: r.now}).setup(mgr); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).

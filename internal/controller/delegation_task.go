@@ -36,6 +36,9 @@ func (r *DelegationReconciler) reconcileTask(ctx context.Context, s *scope) (ctr
 		// Charged before the settled status is written; a crash in between
 		// finds the entry gone and charges nothing twice.
 		err = r.chargeParent(ctx, s)
+		if err == nil {
+			err = r.settleQuotaMeters(ctx, s)
+		}
 		if err == nil && r.afterCharge != nil {
 			r.afterCharge(ctx)
 		}
@@ -51,11 +54,14 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 	case delegation.StepNone:
 		return r.expireFinished(ctx, s)
 	case delegation.StepWait, delegation.StepSettle, delegation.StepDetach, delegation.StepGroup, delegation.StepBackoff:
-		rec, running, err := r.stepRecord(ctx, s, step)
+		rec, running, retryAfter, err := r.stepRecord(ctx, s, step)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		r.setPhase(s, rec)
+		if retryAfter > 0 {
+			return ctrl.Result{RequeueAfter: retryAfter}, nil // a root group waiting for a meter's window
+		}
 		if step.Kind == delegation.StepBackoff {
 			// The next attempt is due at step.At; the tree's end or a
 			// cancel wakes it sooner (and Gate stops it).
@@ -79,21 +85,28 @@ func (r *DelegationReconciler) runStep(ctx context.Context, s *scope, step deleg
 
 // stepRecord is what a step without a call shows; running: a group that
 // goes on. A group holds its budget for its children: it reserves from its
-// own parent before it starts (and shows why it waits), then takes its
-// phase from the children.
-func (r *DelegationReconciler) stepRecord(ctx context.Context, s *scope, step delegation.Step) (rec delegation.Record, running bool, err error) {
+// own parent before it starts (and shows why it waits), or, as a root, in
+// the meter windows of its namespace's quotas; then it takes its phase from
+// the children.
+func (r *DelegationReconciler) stepRecord(ctx context.Context, s *scope, step delegation.Step) (
+	rec delegation.Record, running bool, retryAfter time.Duration, err error) {
 	if step.Kind != delegation.StepGroup {
-		return step.Record(), false, nil
+		return step.Record(), false, 0, nil
 	}
 	if s.d.Status.StartTime == nil {
 		if wait, err := r.admitLimits(ctx, s.d); wait != nil || err != nil {
-			return deref(wait), false, err
+			return deref(wait), false, 0, err
 		}
 		if wait, err := r.reserve(ctx, s); wait != nil || err != nil {
-			return deref(wait), false, err
+			return deref(wait), false, 0, err
 		}
 	}
-	return step.Record(), !delegation.Settled(step.Phase), nil
+	if s.d.Status.StartTime == nil && !delegation.Settled(step.Phase) {
+		if wait, after, err := r.chargeQuotaMeters(ctx, s); wait != nil || err != nil {
+			return deref(wait), false, after, err
+		}
+	}
+	return step.Record(), !delegation.Settled(step.Phase), 0, nil
 }
 
 func deref(rec *delegation.Record) delegation.Record {
@@ -176,6 +189,9 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		if wait, err := r.admitApproval(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
 		}
+		if wait, after, err := r.admitQuotaMeters(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait, res: ctrl.Result{RequeueAfter: after}}, err
+		}
 		if wait, err := r.admitQuota(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
 		}
@@ -186,6 +202,9 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		// deadline counted from it, are fixed once the reservation is held.
 		if wait, err := r.reserve(ctx, s); wait != nil || err != nil {
 			return sendNext{record: wait}, err
+		}
+		if wait, after, err := r.chargeQuotaMeters(ctx, s); wait != nil || err != nil {
+			return sendNext{record: wait, res: ctrl.Result{RequeueAfter: after}}, err
 		}
 	}
 	if st.StartTime == nil && spec.TaskID != "" {

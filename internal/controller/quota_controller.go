@@ -8,9 +8,12 @@ package controller
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,19 +24,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/delegation"
 )
 
 // quotaReconciler writes a DelegationQuota's status.used from the cache on
 // every change of its namespace's Delegations: it is recomputed, never
-// counted, so it is exact after any restart.
+// counted, so it is exact after any restart. Of the meter ledgers (written
+// by the roots as they start and settle) it drops what left the window and
+// recounts used, when the next entry leaves.
 type quotaReconciler struct {
 	client.Client
+	// apiReader confirms that a root missing from the cache is gone.
+	apiReader client.Reader
+	now       func() time.Time
 }
 
 func (r *quotaReconciler) setup(mgr ctrl.Manager) error {
 	quotaMetrics.use(mgr.GetClient())
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.DelegationQuota{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.DelegationQuota{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, meterLedgerChanged()))).
 		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.quotasOf), builder.WithPredicates(quotaUseChanged())).
 		Named("delegationquota").
 		Complete(r)
@@ -48,17 +57,64 @@ func (r *quotaReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if q.Status.Used == used && q.Status.ObservedGeneration == q.Generation {
-		return ctrl.Result{}, nil
+	now := r.now()
+	used.Meters, err = r.settleGoneRoots(ctx, &q, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	used.Meters, _ = delegation.PruneMeters(used.Meters, q.Spec.Hard.Meters, now)
+	metersChanged := !equality.Semantic.DeepEqual(used.Meters, q.Status.Used.Meters)
+	res := ctrl.Result{}
+	if next := delegation.NextMeterExpiry(used.Meters, q.Spec.Hard.Meters, now); !next.IsZero() {
+		res.RequeueAfter = max(next.Sub(now), time.Millisecond)
+	}
+	if !metersChanged && q.Status.Used.InFlight == used.InFlight && q.Status.Used.Waiting == used.Waiting &&
+		q.Status.ObservedGeneration == q.Generation {
+		return res, nil
 	}
 	// An update, not a merge patch: a patch from zero values leaves out the
 	// fields that stay zero, which the first write needs (they are required).
+	// A ledger a root wrote since the cache was read makes it conflict.
 	q.Status.Used, q.Status.ObservedGeneration = used, q.Generation
 	err = r.Status().Update(ctx, &q)
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, err
+	return res, err
+}
+
+// settleGoneRoots settles, at their whole budget, the entries in flight of
+// roots deleted before they settled (their own pass never settles them):
+// what they spent is not known, as for a cancelled task. A root missing from
+// the cache is looked up on the API server before it is taken for gone.
+func (r *quotaReconciler) settleGoneRoots(ctx context.Context, q *v1alpha1.DelegationQuota, now time.Time) ([]v1alpha1.MeterUse, error) {
+	ledgers := q.Status.Used.Meters
+	for uid, name := range delegation.InFlightRoots(ledgers) {
+		if name == "" {
+			continue
+		}
+		gone, err := r.rootGone(ctx, types.NamespacedName{Namespace: q.Namespace, Name: name}, uid)
+		if err != nil {
+			return nil, err
+		}
+		if gone {
+			ledgers, _ = delegation.SettleMeters(ledgers, q.Spec.Hard.Meters, uid, now, delegation.KeepHeld)
+		}
+	}
+	return ledgers, nil
+}
+
+func (r *quotaReconciler) rootGone(ctx context.Context, key types.NamespacedName, uid string) (bool, error) {
+	for _, reader := range []client.Reader{r.Client, r.apiReader} {
+		var d v1alpha1.Delegation
+		switch err := reader.Get(ctx, key, &d); {
+		case err == nil && string(d.UID) == uid:
+			return false, nil
+		case err != nil && !apierrors.IsNotFound(err):
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // used counts the namespace's Delegations in flight and waiting for a quota.
@@ -90,6 +146,16 @@ func (r *quotaReconciler) quotasOf(ctx context.Context, o client.Object) []recon
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&quotas.Items[i])})
 	}
 	return reqs
+}
+
+// meterLedgerChanged lets through a quota whose meter ledgers changed (a
+// root started or settled): when their next entry leaves is timed anew.
+func meterLedgerChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*v1alpha1.DelegationQuota)
+		cur, okCur := e.ObjectNew.(*v1alpha1.DelegationQuota)
+		return !okOld || !okCur || !equality.Semantic.DeepEqual(old.Status.Used.Meters, cur.Status.Used.Meters)
+	}}
 }
 
 // quotaUse is what of a Delegation status.used counts.
@@ -149,6 +215,12 @@ func (c *quotaCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge := func(d *prometheus.Desc, resource string, n int32) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(n), q.Namespace, q.Name, resource)
 		}
+		for _, m := range q.Status.Used.Meters {
+			ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(m.Used), q.Namespace, q.Name, meterResource(m.Name))
+		}
+		for _, l := range q.Spec.Hard.Meters {
+			ch <- prometheus.MustNewConstMetric(c.hard, prometheus.GaugeValue, float64(l.Limit), q.Namespace, q.Name, meterResource(l.Name))
+		}
 		gauge(c.used, "inFlight", q.Status.Used.InFlight)
 		gauge(c.used, "waiting", q.Status.Used.Waiting)
 		for resource, n := range map[string]*int32{"inFlight": q.Spec.Hard.InFlight, "depth": q.Spec.Hard.Depth,
@@ -159,3 +231,7 @@ func (c *quotaCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// meterResource is a meter's resource label, e.g. meter:tokens (the window
+// is the quota's: spec.hard.meters[].window).
+func meterResource(name string) string { return "meter:" + name }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -20,6 +21,8 @@ type Quota struct {
 	Hard v1alpha1.QuotaLimits
 	// Approval holds the thresholds past which a send needs approval.
 	Approval *v1alpha1.ApprovalThresholds
+	// Meters is the quota's ledger of Hard.Meters (status.used.meters).
+	Meters []v1alpha1.MeterUse
 }
 
 // QuotaAsk is what a Delegation about to send is checked against.
@@ -34,6 +37,14 @@ type QuotaAsk struct {
 	// among them); a child that started holds its place while it exists,
 	// settled or not. Empty for a root.
 	Siblings []Contender
+	// Root is the asker when it is a root Delegation: only roots count
+	// against Hard.Meters (MeterGate). Nil for a child.
+	Root *RootAsk
+	// WaitingRoots are the namespace's other roots waiting for a quota:
+	// the older ones go first.
+	WaitingRoots []RootAsk
+	// Now is when the meters' windows are read.
+	Now time.Time
 }
 
 // QuotaGate decides whether a Delegation may send now under the
