@@ -135,8 +135,8 @@ func sizesFromEnv(t *testing.T) sizes {
 		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second,
 		FaultN: 20, FaultRates: []float64{0.3}, FaultSeeds: 1, FaultKills: 1, FaultTimeout: 3 * time.Minute,
 		HostileAgents: 2, HostileTasks: 8,
-		TenantNamespaces: 20, TenantRate: 0.5, TenantRun: 4 * time.Second, TenantRounds: 1, TenantBacklog: 20, TenantFlood: 40,
-		TenantInFlight: 2, TenantPlaces: 8, TenantHold: 400 * time.Millisecond}
+		TenantNamespaces: 20, TenantRate: 0.1, TenantRun: 10 * time.Second, TenantRounds: 1, TenantBacklog: 20, TenantFlood: 40,
+		TenantInFlight: 2, TenantPlaces: 8, TenantHold: 2 * time.Second}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
@@ -144,8 +144,8 @@ func sizesFromEnv(t *testing.T) sizes {
 			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute,
 			FaultN: 200, FaultRates: []float64{0.3, 0.5}, FaultSeeds: 5, FaultKills: 3, FaultTimeout: 5 * time.Minute,
 			HostileAgents: 8, HostileTasks: 64,
-			TenantNamespaces: 20, TenantRate: 0.5, TenantRun: 30 * time.Second, TenantRounds: 2, TenantBacklog: 200, TenantFlood: 300,
-			TenantInFlight: 2, TenantPlaces: 8, TenantHold: 400 * time.Millisecond}
+			TenantNamespaces: 20, TenantRate: 0.1, TenantRun: time.Minute, TenantRounds: 2, TenantBacklog: 50, TenantFlood: 300,
+			TenantInFlight: 2, TenantPlaces: 8, TenantHold: 2 * time.Second}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)

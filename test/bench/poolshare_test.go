@@ -9,8 +9,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,6 +117,22 @@ func scrapePool(ctx context.Context, hc *http.Client, url, pool string) (poolSam
 		}
 	}
 	return s, sc.Err()
+}
+
+// saveMetrics saves what the operator's metrics endpoint serves now as name
+// in the output folder; a failure is only logged.
+func (e *env) saveMetrics(name string) {
+	resp, err := http.Get("http://" + e.metrics + "/metrics")
+	if err == nil {
+		defer func() { _ = resp.Body.Close() }()
+		var body []byte
+		if body, err = io.ReadAll(resp.Body); err == nil {
+			err = os.WriteFile(filepath.Join(e.out, name), body, 0o644)
+		}
+	}
+	if err != nil {
+		e.t.Logf("metrics %s: %v", name, err)
+	}
 }
 
 // fairShareCheck is the worst moment of the flooding namespaces' places
