@@ -33,7 +33,7 @@ import (
 //
 // Rounds alternate without and with the namespace at quota, so a machine
 // that gets busier or quieter weighs on both sides. The operator's
-// per-namespace pool metrics, read every 50 ms, show whether a flooding
+// per-namespace pool metrics, read every 100 ms, show whether a flooding
 // namespace held more than its fair share of places while others waited.
 func (e *env) tenants() []row {
 	t, sz := e.t, e.sz
@@ -75,7 +75,7 @@ func (e *env) tenants() []row {
 	})
 
 	pool := agents + "/agent"
-	sampler := e.samplePool(ctx, pool, 50*time.Millisecond)
+	sampler := e.samplePool(ctx, pool, 100*time.Millisecond)
 	var flooding sync.WaitGroup
 	for _, ns := range floods {
 		flooding.Go(func() { e.keepBacklog(ctx, ag, agents, ns, sz.TenantBacklog) })
