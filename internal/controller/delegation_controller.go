@@ -251,6 +251,10 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				r.enqueueWaitingForAgent(ctx, agent, q)
 				r.enqueueQuotaTurn(ctx, cur.Namespace, q)
 			}
+			if !delegation.Settled(cur.Status.Phase) && old.DeletionTimestamp.IsZero() && !cur.DeletionTimestamp.IsZero() {
+				// Being deleted, it holds no place under a quota any more.
+				r.enqueueQuotaTurn(ctx, cur.Namespace, q)
+			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if d, ok := e.Object.(*v1alpha1.Delegation); ok {
