@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -201,7 +202,10 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
 		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
-		Watches(&v1alpha1.DelegationQuota{}, handler.EnqueueRequestsFromMapFunc(r.waitingForQuota)).
+		// Only a quota's limits move what waits: its status changes with
+		// every task of the namespace.
+		Watches(&v1alpha1.DelegationQuota{}, handler.EnqueueRequestsFromMapFunc(r.waitingForQuota),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.DelegationApproval{}, handler.EnqueueRequestsFromMapFunc(decidedDelegation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Options.MaxConcurrentReconciles}).
 		Named("delegation")
@@ -245,7 +249,11 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 			if agent, ok := cur.AgentKey(); ok && !delegation.Settled(old.Status.Phase) && delegation.Settled(cur.Status.Phase) {
 				// A settled task frees a place at its Agent and in its namespace.
 				r.enqueueWaitingForAgent(ctx, agent, q)
-				r.enqueueWaiting(ctx, cur.Namespace, delegation.ReasonQuotaExceeded, "", q)
+				r.enqueueQuotaTurn(ctx, cur.Namespace, q)
+			}
+			if !delegation.Settled(cur.Status.Phase) && old.DeletionTimestamp.IsZero() && !cur.DeletionTimestamp.IsZero() {
+				// Being deleted, it holds no place under a quota any more.
+				r.enqueueQuotaTurn(ctx, cur.Namespace, q)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

@@ -14,10 +14,12 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -220,6 +222,43 @@ func (r *DelegationReconciler) treeDepth(ctx context.Context, d *v1alpha1.Delega
 		depth, cur = depth+1, &next
 	}
 	return depth
+}
+
+// enqueueQuotaTurn enqueues, when a task of the namespace settled, the
+// Delegations waiting for a quota whose turn it may be
+// (delegation.QuotaTurn), not every one waiting: each one woken costs a
+// pass, and a status write when the count in its message moved, so with
+// hundreds waiting every settled task held up the other namespaces' passes
+// and the client's writes. Without an inFlight limit (or the quotas
+// unread) every one waiting is woken.
+func (r *DelegationReconciler) enqueueQuotaTurn(ctx context.Context, ns string, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	var quotas v1alpha1.DelegationQuotaList
+	if err := r.List(ctx, &quotas, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+		r.enqueueWaiting(ctx, ns, delegation.ReasonQuotaExceeded, "", q)
+		return
+	}
+	views := make([]delegation.Quota, 0, len(quotas.Items))
+	for i := range quotas.Items {
+		views = append(views, delegation.Quota{Name: quotas.Items[i].Name, Hard: quotas.Items[i].Spec.Hard})
+	}
+	turn, limited := delegation.QuotaTurn(views)
+	if !limited {
+		r.enqueueWaiting(ctx, ns, delegation.ReasonQuotaExceeded, "", q)
+		return
+	}
+	var waiting v1alpha1.DelegationList
+	if err := r.List(ctx, &waiting, client.InNamespace(ns), client.MatchingFields{indexWaiting: waitingKey(delegation.ReasonQuotaExceeded, "")},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	line := make([]delegation.Contender, 0, len(waiting.Items))
+	for i := range waiting.Items {
+		line = append(line, delegation.Contender{Name: waiting.Items[i].Name, Created: waiting.Items[i].CreationTimestamp.Time})
+	}
+	slices.SortFunc(line, delegation.InLine)
+	for _, c := range line[:min(turn, len(line))] {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: c.Name}})
+	}
 }
 
 // waitingForQuota names the Delegations of the object's namespace that wait

@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -105,6 +106,44 @@ func TestQuotaInFlightQueuesOldestFirstAndUsedSurvivesRestart(t *testing.T) {
 	e.g.Expect(k8sClient.Update(context.Background(), &q)).To(Succeed())
 	e.waitRunning("q4")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 3}))
+}
+
+// A namespace at quota with many waiting: a settled task wakes only the
+// Delegations whose turn it may be, and a change of the quota's status wakes
+// none. Each one woken costs a pass and, when the count in its message moved
+// ("inFlight 0/1" while the place is free), a status write; so the waiting
+// ones behind the next in line are not written at all while tasks settle
+// one by one, and each next one in line still starts.
+func TestQuotaSettledTaskWakesOnlyTheNextInLine(t *testing.T) {
+	e := setup(t)
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](1)})
+	e.waitAgentReady("agent")
+	names := make([]string, 30)
+	for i := range names {
+		names[i] = fmt.Sprintf("q%02d", i) // created in name order: the line's order within a second
+		e.create(e.task(names[i], "wait "+names[i]))
+		time.Sleep(20 * time.Millisecond) // each one reconciled in turn (a Delegation not yet waiting is not ahead)
+	}
+	e.waitRunning(names[0])
+	versions := map[string]string{}
+	for _, name := range names[1:] {
+		versions[name] = e.waitReason(name, v1alpha1.PhasePending, delegation.ReasonQuotaExceeded).ResourceVersion
+	}
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 1, Waiting: int32(len(names) - 1)}))
+	for _, name := range names[1:] {
+		versions[name] = e.get(name).ResourceVersion // after the last write of the first passes
+	}
+	const settled = 3
+	for i := range settled {
+		e.update(names[i], func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+		e.waitRunning(names[i+1])
+	}
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 1, Waiting: int32(len(names) - 1 - settled)}))
+	e.g.Consistently(func(g Gomega) {
+		for _, name := range names[settled+1:] {
+			g.Expect(e.get(name).ResourceVersion).To(Equal(versions[name]), "%s was written though its turn had not come", name)
+		}
+	}, time.Second, tick).Should(Succeed())
 }
 
 // status.used stays exact while the operator is stopped and started ten

@@ -28,6 +28,14 @@ type Contender struct {
 	Adopts bool
 }
 
+// InLine orders contenders the way places go: by creation, then by name.
+func InLine(a, b Contender) int {
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
 // Admit decides whether uid may start now under an Agent's limit of
 // running tasks: places go in creation order (then by name) to the
 // Delegations that wait. running is how many places are held. A place
@@ -50,12 +58,7 @@ func Admit(uid string, limit int, all []Contender) (admitted bool, running int) 
 	if holds {
 		return true, running
 	}
-	slices.SortFunc(queue, func(a, b Contender) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	slices.SortFunc(queue, InLine)
 	for i, c := range queue {
 		if i >= limit-running {
 			break

@@ -73,6 +73,20 @@ func QuotaGate(quotas []Quota, ask QuotaAsk) (Record, bool) {
 	return Record{}, true
 }
 
+// QuotaTurn is how many of the Delegations waiting for a quota, taken in
+// line (InLine), a place freed under inFlight may let start: places go in
+// that order, so only the first ones, as many as the largest inFlight of
+// the quotas, can; the others stay behind them whatever wakes them.
+// limited is false when no quota limits inFlight.
+func QuotaTurn(quotas []Quota) (turn int, limited bool) {
+	for _, q := range quotas {
+		if q.Hard.InFlight != nil {
+			turn, limited = max(turn, int(*q.Hard.InFlight)), true
+		}
+	}
+	return turn, limited
+}
+
 func quotaWait(quota, msg string) Record {
 	return Progress(v1alpha1.PhasePending, ReasonQuotaExceeded, fmt.Sprintf("DelegationQuota %q: %s", quota, msg))
 }

@@ -136,3 +136,18 @@ func TestQuotaLimitsGate(t *testing.T) {
 func inFlightZero() Quota {
 	return Quota{Name: "closed", Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](0), Depth: ptr.To[int32](0)}}
 }
+
+func TestQuotaTurn(t *testing.T) {
+	g := NewWithT(t)
+	limits := func(inFlight, children *int32) Quota {
+		return Quota{Hard: v1alpha1.QuotaLimits{InFlight: inFlight, ChildrenPerParent: children}}
+	}
+	turn := func(quotas ...Quota) []any {
+		n, limited := QuotaTurn(quotas)
+		return []any{n, limited}
+	}
+	g.Expect(turn()).To(Equal([]any{0, false}))
+	g.Expect(turn(limits(nil, ptr.To[int32](3)))).To(Equal([]any{0, false}), "no inFlight limit")
+	g.Expect(turn(limits(ptr.To[int32](2), nil), limits(ptr.To[int32](5), nil))).To(Equal([]any{5, true}), "the widest window of the quotas")
+	g.Expect(turn(limits(ptr.To[int32](0), nil))).To(Equal([]any{0, true}), "inFlight 0 lets none start")
+}

@@ -34,6 +34,8 @@ import (
 // Tasks whose text says "settle" work for settleAfter, then complete, and
 // the agent notes when it sent their terminal event. Everything lives in
 // memory and costs a goroutine per running task, so 10,000 tasks are cheap.
+// Tasks whose text says "hold" are quick ones whose send is answered only
+// after hold, so each holds one of the operator's call places that long.
 type benchAgent struct {
 	srv *agentkit.Server
 	hs  *httptest.Server
@@ -46,6 +48,8 @@ type benchAgent struct {
 	ended    map[string]time.Time   // Delegation name → terminal event of a "settle" task
 
 	settleAfter time.Duration
+	// hold is set before the agent serves its first call.
+	hold time.Duration
 }
 
 // agentKind says how the bench agent tells the operator a task changed:
@@ -137,6 +141,19 @@ func (a *benchAgent) sendCount() int {
 	return len(a.sends)
 }
 
+// sendsWithPrefix counts the Delegations sent whose id starts with prefix.
+func (a *benchAgent) sendsWithPrefix(prefix string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for id := range a.sends {
+		if strings.HasPrefix(id, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 // cancelledTasks counts the tasks that received CancelTask; last is when
 // the latest of those first arrived.
 func (a *benchAgent) cancelledTasks() (n int, last time.Time) {
@@ -179,16 +196,23 @@ type benchExecutor struct{ a *benchAgent }
 
 func (x benchExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		text := textOf(ec.Message)
 		if ec.StoredTask == nil {
 			x.a.mu.Lock()
 			x.a.started[string(ec.TaskID)] = time.Now()
 			x.a.mu.Unlock()
+			if strings.HasPrefix(text, "hold") { // the send is answered at the first event
+				select {
+				case <-time.After(x.a.hold):
+				case <-ctx.Done():
+					return
+				}
+			}
 			if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 				return
 			}
 		}
-		text := textOf(ec.Message)
-		if strings.HasPrefix(text, "quick") {
+		if strings.HasPrefix(text, "quick") || strings.HasPrefix(text, "hold") {
 			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("done")), nil) {
 				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
 			}

@@ -49,7 +49,8 @@ func TestBench(t *testing.T) {
 		run  func() []row
 	}{{"dispatch", e.dispatch}, {"throughput", e.throughput}, {"cascade", e.cascade}, {"leases", e.leases},
 		{"settle", e.settle}, {"leak", e.leak}, {"heap", e.liveHeap}, {"node", e.node}, {"tracing", e.tracingOverhead},
-		{"faults", e.faultRuns}, {"hostile", e.hostileStreams}, {"shards", e.shards}} { // shards last: it replaces the operator
+		{"faults", e.faultRuns}, {"hostile", e.hostileStreams}, {"tenants", e.tenants},
+		{"shards", e.shards}} { // shards last: it replaces the operator
 		if len(sz.Rows) > 0 && !slices.Contains(sz.Rows, phase.name) {
 			continue
 		}
@@ -59,12 +60,13 @@ func TestBench(t *testing.T) {
 		if phase.name == "leak" && !sz.Full && len(sz.Rows) == 0 {
 			continue // the smoke's heap check churns and gives the leak rows
 		}
-		if len(sz.Rows) == 0 && !sz.Full && (phase.name == "shards" || phase.name == "faults" || phase.name == "hostile") {
+		if len(sz.Rows) == 0 && !sz.Full && slices.Contains([]string{"shards", "faults", "hostile", "tenants"}, phase.name) {
 			// Minutes of shard processes, elections and a failover, of
-			// faults and kills, or of dripping streams: the smoke leaves
-			// them to the e2e and controller tests, which run the same
-			// paths with their own checks (BENCH_ROWS=shards, faults or
-			// hostile runs them at smoke size).
+			// faults and kills, or of dripping streams, and the tenants'
+			// twenty namespaces with floods: the smoke leaves them to the
+			// e2e and controller tests, which run the same paths with
+			// their own checks (BENCH_ROWS=shards, faults, hostile or
+			// tenants runs them at smoke size).
 			t.Logf("%s: left to make bench and BENCH_ROWS=%s at smoke size", phase.name, phase.name)
 			continue
 		}
@@ -93,9 +95,11 @@ func TestBench(t *testing.T) {
 
 func scale(sz sizes) string {
 	return fmt.Sprintf("sizes: dispatch %d at %g/s, throughput %d, cascade %d, leases %d (ttl %s, hold %s, %d to a hung agent), "+
-		"settle %d per agent (tasks of %s), leak %d, shards %d (settle %s), failover %d, shard leases %d (ttl %s), client %g QPS/%d burst",
+		"settle %d per agent (tasks of %s), leak %d, shards %d (settle %s), failover %d, shard leases %d (ttl %s), "+
+		"tenants %d namespaces (%g/s each, %s × %d rounds each way, flood %d under inFlight %d), client %g QPS/%d burst",
 		sz.DispatchN, sz.DispatchRate, sz.ThroughputN, sz.CascadeN, sz.LeasesN, sz.LeaseTTL, sz.Hold, sz.HungN,
-		sz.SettleN, sz.SettleRun, sz.LeakN, sz.ShardsN, sz.ShardSettle, sz.FailoverN, sz.ShardLeasesN, sz.ShardLeaseTTL, sz.QPS, sz.Burst)
+		sz.SettleN, sz.SettleRun, sz.LeakN, sz.ShardsN, sz.ShardSettle, sz.FailoverN, sz.ShardLeasesN, sz.ShardLeaseTTL,
+		sz.TenantNamespaces, sz.TenantRate, sz.TenantRun, sz.TenantRounds, sz.TenantFlood, sz.TenantInFlight, sz.QPS, sz.Burst)
 }
 
 // commit names the source measured: the commit, marked when the tree has

@@ -50,8 +50,9 @@ type env struct {
 	seen     *tracker
 	// out receives the report and the operator's profiles.
 	out string
-	// pprof is the operator's profiler address.
-	pprof string
+	// pprof is the operator's profiler address, metrics its metrics
+	// endpoint's (plain HTTP on loopback).
+	pprof, metrics string
 	// push is the address of the operator's push notification receiver.
 	push string
 	// ownWrites counts the Delegation writes this harness sent, so the
@@ -139,9 +140,9 @@ func (e *env) buildOperator() error {
 // client limits the floors use, and env added to its environment.
 func (e *env) startOperator(env ...string) {
 	t := e.t
-	e.pprof, e.push = freeAddr(t), freeAddr(t)
+	e.pprof, e.push, e.metrics = freeAddr(t), freeAddr(t), freeAddr(t)
 	args := []string{
-		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--leader-elect=false", "--metrics-bind-address=" + e.metrics, "--metrics-secure=false", "--health-probe-bind-address=0",
 		"--pprof-bind-address=" + e.pprof,
 		// Only agents whose card says they push are given the receiver.
 		"--push-listen=" + e.push, "--push-url=http://" + e.push,

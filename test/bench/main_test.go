@@ -102,13 +102,28 @@ type sizes struct {
 	// held for Hold.
 	HostileAgents int
 	HostileTasks  int
+	// TenantNamespaces team namespaces share one Agent (TenantPlaces call
+	// places, each send held TenantHold by the agent): two flood it without
+	// a quota, keeping TenantBacklog Delegations each not yet sent; one
+	// floods TenantFlood at once under a DelegationQuota of TenantInFlight
+	// in every other round; the rest each create TenantRate per second
+	// for TenantRun per round, over TenantRounds rounds each way.
+	TenantNamespaces int
+	TenantRate       float64
+	TenantRun        time.Duration
+	TenantRounds     int
+	TenantBacklog    int
+	TenantFlood      int
+	TenantInFlight   int
+	TenantPlaces     int
+	TenantHold       time.Duration
 	// Out receives table.txt, results.csv and results.png.
 	Out string
 	// OperatorEnv is added to the operator's environment.
 	OperatorEnv []string
 	// Rows names the parts to run (dispatch, throughput, cascade, leases,
 	// settle, leak, heap (smoke only), node, tracing, faults, hostile,
-	// shards);
+	// tenants, shards);
 	// empty runs them all.
 	Rows []string
 }
@@ -119,14 +134,18 @@ func sizesFromEnv(t *testing.T) sizes {
 		QPS: 200, Burst: 300, Wait: 2 * time.Minute, ShardsN: 30, ShardSettle: time.Second, FailoverN: 10,
 		ShardLeasesN: 30, ShardLeaseTTL: 3 * time.Second,
 		FaultN: 20, FaultRates: []float64{0.3}, FaultSeeds: 1, FaultKills: 1, FaultTimeout: 3 * time.Minute,
-		HostileAgents: 2, HostileTasks: 8}
+		HostileAgents: 2, HostileTasks: 8,
+		TenantNamespaces: 20, TenantRate: 0.1, TenantRun: 10 * time.Second, TenantRounds: 1, TenantBacklog: 20, TenantFlood: 40,
+		TenantInFlight: 2, TenantPlaces: 8, TenantHold: 2 * time.Second}
 	if os.Getenv("BENCH_SCALE") == "full" {
 		s = sizes{Full: true, DispatchN: 1000, DispatchRate: 25, ThroughputN: 5000, CascadeN: 1000, LeasesN: 10000,
 			LeaseTTL: 30 * time.Second, Hold: 2 * time.Minute, HungN: 8, SettleN: 100, SettleRun: 500 * time.Millisecond, LeakN: 10000,
 			QPS: 200, Burst: 300, Wait: 15 * time.Minute, ShardsN: 10000, ShardSettle: time.Minute, FailoverN: 300,
 			ShardLeasesN: 20000, ShardLeaseTTL: time.Minute,
 			FaultN: 200, FaultRates: []float64{0.3, 0.5}, FaultSeeds: 5, FaultKills: 3, FaultTimeout: 5 * time.Minute,
-			HostileAgents: 8, HostileTasks: 64}
+			HostileAgents: 8, HostileTasks: 64,
+			TenantNamespaces: 20, TenantRate: 0.1, TenantRun: time.Minute, TenantRounds: 2, TenantBacklog: 50, TenantFlood: 300,
+			TenantInFlight: 2, TenantPlaces: 8, TenantHold: 2 * time.Second}
 	}
 	envInt(t, "BENCH_DISPATCH_N", &s.DispatchN)
 	envFloat(t, "BENCH_DISPATCH_RATE", &s.DispatchRate)
@@ -155,6 +174,18 @@ func sizesFromEnv(t *testing.T) sizes {
 	envDuration(t, "BENCH_FAULT_TIMEOUT", &s.FaultTimeout)
 	envInt(t, "BENCH_HOSTILE_AGENTS", &s.HostileAgents)
 	envInt(t, "BENCH_HOSTILE_TASKS", &s.HostileTasks)
+	envInt(t, "BENCH_TENANT_NAMESPACES", &s.TenantNamespaces)
+	envFloat(t, "BENCH_TENANT_RATE", &s.TenantRate)
+	envDuration(t, "BENCH_TENANT_RUN", &s.TenantRun)
+	envInt(t, "BENCH_TENANT_ROUNDS", &s.TenantRounds)
+	envInt(t, "BENCH_TENANT_BACKLOG", &s.TenantBacklog)
+	envInt(t, "BENCH_TENANT_FLOOD", &s.TenantFlood)
+	envInt(t, "BENCH_TENANT_INFLIGHT", &s.TenantInFlight)
+	envInt(t, "BENCH_TENANT_PLACES", &s.TenantPlaces)
+	envDuration(t, "BENCH_TENANT_HOLD", &s.TenantHold)
+	if s.TenantNamespaces < 4 {
+		t.Fatalf("BENCH_TENANT_NAMESPACES=%d: want at least 4 (two floods, one at quota, one steady)", s.TenantNamespaces)
+	}
 	s.Out = os.Getenv("BENCH_OUT")
 	for part := range strings.SplitSeq(os.Getenv("BENCH_ROWS"), ",") {
 		if part = strings.TrimSpace(part); part != "" {
