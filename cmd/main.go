@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -42,7 +42,12 @@ import (
 var scheme = runtime.NewScheme()
 
 func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	// Only the kinds the operator's own client reads and writes: Secrets
+	// and ConfigMaps (credentials, card keys), Leases (shards) and its own.
+	// client-go's typed clients (Events, tokens, leader election) keep the
+	// full scheme of their own; a second copy here would only cost memory.
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	utilruntime.Must(coordinationv1.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 }
 
@@ -192,14 +197,10 @@ func run(f flags) error {
 	if f.metricsCertDir != "" {
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = f.metricsCertDir, "tls.crt", "tls.key"
 	}
-	// Nothing reads managedFields: the cache need not hold them.
-	cacheOpts := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
-	if f.watchNamespaces != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for ns := range strings.SplitSeq(f.watchNamespaces, ",") {
-			if ns = strings.TrimSpace(ns); ns != "" {
-				cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-			}
+	var watched []string
+	for ns := range strings.SplitSeq(f.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			watched = append(watched, ns)
 		}
 	}
 	ctx := ctrl.SetupSignalHandler()
@@ -219,7 +220,7 @@ func run(f flags) error {
 		LeaderElectionID:              "tether-operator.delegation.tether.dev",
 		LeaderElectionNamespace:       f.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOpts,
+		Cache:                         controller.CacheOptions(watched...),
 	}
 	if err := shards.Configure(&opts); err != nil {
 		return err

@@ -109,6 +109,9 @@ func (s *Scheduler) Track(key types.NamespacedName, f Follow) {
 	now := s.Clock.Now()
 	var call Call
 	if f.Target.Agent != nil {
+		// The task is held until it settles: with the Agent's shared copy,
+		// not the one its pass read.
+		f.Target.Agent = s.Dispatcher.shared(f.Target.Agent)
 		call = s.Dispatcher.readCall(key, f.Target, f.Read)
 	}
 	it, ok := s.items[key]

@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
@@ -222,5 +224,26 @@ func TestResumedTasksAreDueAtOnceShortestIntervalFirst(t *testing.T) {
 	}
 	if want := []string{"ttl-15s", "ttl-30s", "ttl-60s", "poll"}; !slices.Equal(order, want) {
 		t.Errorf("read order %v, want %v", order, want)
+	}
+}
+
+// Followed tasks hold their Agent until they settle: the tasks of one Agent
+// hold one copy of each version of it, not the copy each pass read.
+func TestFollowedTasksShareTheirAgent(t *testing.T) {
+	s := NewScheduler(NewDispatcher(0, 0), clocktesting.NewFakeClock(time.Unix(5000, 0)))
+	agentAt := func(rv string) *v1alpha1.Agent {
+		return &v1alpha1.Agent{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "agent", UID: "u1", ResourceVersion: rv}}
+	}
+	follow := func(name, rv string) *v1alpha1.Agent {
+		key := types.NamespacedName{Namespace: "ns", Name: name}
+		s.Track(key, Follow{Target: Target{Agent: agentAt(rv)}, Interval: time.Second, Read: ReadRequest{TaskID: name}})
+		return s.items[key].f.Target.Agent
+	}
+	first := follow("a", "1")
+	if follow("b", "1") != first {
+		t.Errorf("two tasks of one Agent version hold two copies of it")
+	}
+	if newer := follow("c", "2"); newer == first || follow("a", "2") != newer {
+		t.Errorf("a new version of the Agent is not the one shared from then on")
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -115,14 +114,10 @@ func startOperatorOn(t *testing.T, restConfig *rest.Config, ns string, opts Opti
 // startOperatorIn runs one operator for several namespaces.
 func startOperatorIn(t *testing.T, restConfig *rest.Config, namespaces []string, opts Options, configure func(*DelegationReconciler)) *operator {
 	t.Helper()
-	watched := map[string]cache.Config{}
-	for _, ns := range namespaces {
-		watched[ns] = cache.Config{}
-	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   cache.Options{DefaultNamespaces: watched},
+		Cache:   CacheOptions(namespaces...),
 		// Several operators run in one test process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})

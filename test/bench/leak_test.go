@@ -6,7 +6,6 @@ SPDX-License-Identifier: Apache-2.0
 package bench
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -32,11 +31,14 @@ import (
 // shows beyond it.
 const heapSlackMiB = 2
 
-// heapReading is the operator's live heap: HeapAlloc right after a full
-// collection (which the heap profile's debug form runs with gc=1), and how
-// much of it the heap profile puts on client-go's events broadcaster, which
-// keeps every Event it recorded for 6 to 12 minutes to fold repeats into a
-// series (tools/events: finishSeries) and then drops it.
+// heapReading is the operator's live heap: the in-use bytes of its heap
+// profile taken right after a full collection (gc=1), and how much of it
+// the profile puts on client-go's events broadcaster, which keeps every
+// Event it recorded for 6 to 12 minutes to fold repeats into a series
+// (tools/events: finishSeries) and then drops it. The profile's HeapAlloc
+// (its debug form) is not used: it is read after the profile's records
+// were fetched and formatted, which allocates megabytes between the
+// collection and the reading, more the longer the operator ran.
 type heapReading struct {
 	LiveMiB   float64
 	EventsMiB float64
@@ -48,21 +50,6 @@ func (h heapReading) Own() float64 { return h.LiveMiB - h.EventsMiB }
 func (e *env) heap() heapReading {
 	e.t.Helper()
 	var h heapReading
-	e.heapProfile("debug=1", func(r io.Reader) error {
-		s := bufio.NewScanner(r)
-		s.Buffer(make([]byte, 1<<20), 16<<20)
-		for s.Scan() {
-			if v, ok := strings.CutPrefix(s.Text(), "# HeapAlloc = "); ok {
-				n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				h.LiveMiB = n / (1 << 20)
-				return err
-			}
-		}
-		if err := s.Err(); err != nil {
-			return err
-		}
-		return errors.New("no HeapAlloc in the heap profile")
-	})
 	e.heapProfile("debug=0", func(r io.Reader) error {
 		p, err := profile.Parse(r)
 		if err != nil {
@@ -73,12 +60,14 @@ func (e *env) heap() heapReading {
 			return errors.New("no inuse_space in the heap profile")
 		}
 		for _, smp := range p.Sample {
+			mib := float64(smp.Value[inuse]) / (1 << 20)
+			h.LiveMiB += mib
 			if slices.ContainsFunc(smp.Location, func(l *profile.Location) bool {
 				return slices.ContainsFunc(l.Line, func(ln profile.Line) bool {
 					return ln.Function != nil && strings.HasPrefix(ln.Function.Name, "k8s.io/client-go/tools/events.")
 				})
 			}) {
-				h.EventsMiB += float64(smp.Value[inuse]) / (1 << 20)
+				h.EventsMiB += mib
 			}
 		}
 		return nil
