@@ -141,10 +141,7 @@ func TestQuotaLimitsRefusedAtAdmission(t *testing.T) {
 	elsewhere.Namespace = other
 	e.g.Expect(k8sClient.Create(ctx, elsewhere)).To(Succeed(), "a namespace without a quota is not checked")
 
-	var q v1alpha1.DelegationQuota
-	e.g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "team"}, &q)).To(Succeed())
-	q.Spec.Hard.MaxBudget[tokens] = 100
-	e.g.Expect(k8sClient.Update(ctx, &q)).To(Succeed())
+	e.updateQuota("team", func(q *v1alpha1.DelegationQuota) { q.Spec.Hard.MaxBudget[tokens] = 100 })
 	e.g.Eventually(func() error {
 		return k8sClient.Create(ctx, generated(e.task("now-big", "x", withBudget(v1alpha1.Meters{tokens: 101}))))
 	}, eventually, tick).Should(MatchError(ContainSubstring("allows at most 100 tokens per Delegation; this one asks 101")))
@@ -170,10 +167,7 @@ func TestQuotaLimitsHeldByTheOperator(t *testing.T) {
 	e.g.Expect(ka.Sends(e.ns, "big")).To(BeEmpty())
 	e.g.Expect(e.get("big").Status.Outcome.Reason).To(Equal(delegation.ReasonOverQuotaLimit))
 
-	var q v1alpha1.DelegationQuota
-	e.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "team"}, &q)).To(Succeed())
-	q.Spec.Hard.MaxBudget[tokens] = 100
-	e.g.Expect(k8sClient.Update(context.Background(), &q)).To(Succeed())
+	e.updateQuota("team", func(q *v1alpha1.DelegationQuota) { q.Spec.Hard.MaxBudget[tokens] = 100 })
 	e.waitPhase("big", v1alpha1.PhaseSucceeded)
 	e.g.Expect(ka.Sends(e.ns, "big")).To(HaveLen(1))
 }

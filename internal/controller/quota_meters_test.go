@@ -139,10 +139,7 @@ func TestQuotaMetersDeletedRootStillCountsAndLedgerSurvivesRestart(t *testing.T)
 	e.g.Expect(e.get("next").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
 
 	// Raising the limit starts it.
-	var q v1alpha1.DelegationQuota
-	e.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "team"}, &q)).To(Succeed())
-	q.Spec.Hard.Meters[0].Limit = 102
-	e.g.Expect(k8sClient.Update(context.Background(), &q)).To(Succeed())
+	e.updateQuota("team", func(q *v1alpha1.DelegationQuota) { q.Spec.Hard.Meters[0].Limit = 102 })
 	e.waitRunning("next")
 	e.g.Eventually(e.meterUsed("team", tokens), eventually, tick).Should(Equal(int64(102)))
 }

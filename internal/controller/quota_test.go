@@ -33,6 +33,17 @@ func (e *env) createQuota(name string, hard v1alpha1.QuotaLimits) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.DelegationQuotaSpec{Hard: hard}})).To(Succeed())
 }
 
+// updateQuota changes a quota with a merge patch: the operator writes its
+// status meanwhile, so an update of what was read could conflict.
+func (e *env) updateQuota(name string, change func(q *v1alpha1.DelegationQuota)) {
+	e.t.Helper()
+	var q v1alpha1.DelegationQuota
+	e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, &q)).To(Succeed())
+	before := q.DeepCopy()
+	change(&q)
+	e.g.Expect(k8sClient.Patch(context.Background(), &q, client.MergeFrom(before))).To(Succeed())
+}
+
 func (e *env) quotaUsed(name string) func() v1alpha1.QuotaUsed {
 	return func() v1alpha1.QuotaUsed {
 		var q v1alpha1.DelegationQuota
@@ -100,10 +111,7 @@ func TestQuotaInFlightQueuesOldestFirstAndUsedSurvivesRestart(t *testing.T) {
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 2, Waiting: 1}))
 
 	// Raising the quota lets the last one start at once.
-	var q v1alpha1.DelegationQuota
-	e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: "team"}, &q)).To(Succeed())
-	q.Spec.Hard.InFlight = ptr.To[int32](3)
-	e.g.Expect(k8sClient.Update(context.Background(), &q)).To(Succeed())
+	e.updateQuota("team", func(q *v1alpha1.DelegationQuota) { q.Spec.Hard.InFlight = ptr.To[int32](3) })
 	e.waitRunning("q4")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 3}))
 }
