@@ -87,7 +87,7 @@ func (e *env) as(user string) client.Client {
 func (e *env) grantRoles(roles []string, users ...string) {
 	e.t.Helper()
 	ctx := context.Background()
-	var subjects []rbacv1.Subject
+	subjects := make([]rbacv1.Subject, 0, len(users))
 	for _, u := range users {
 		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: u})
 	}

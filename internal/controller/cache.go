@@ -47,11 +47,7 @@ func stripUnread(in any) (any, error) {
 	if m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
-	if a := m.GetAnnotations(); a != nil {
-		if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
-			delete(a, corev1.LastAppliedConfigAnnotation)
-		}
-	}
+	delete(m.GetAnnotations(), corev1.LastAppliedConfigAnnotation)
 	return in, nil
 }
 

@@ -264,8 +264,9 @@ func (r *DelegationReconciler) enqueueQuotaTurn(ctx context.Context, ns string, 
 // waitingForQuota names the Delegations of the object's namespace that wait
 // for a quota or its approval: a quota changed, or a place may have freed.
 func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
-	var out []reconcile.Request
-	for _, reason := range []string{delegation.ReasonQuotaExceeded, delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit} {
+	reasons := []string{delegation.ReasonQuotaExceeded, delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit}
+	out := make([]reconcile.Request, 0, len(reasons))
+	for _, reason := range reasons {
 		out = append(out, r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(reason, ""))...)
 	}
 	return out
