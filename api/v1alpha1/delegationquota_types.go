@@ -24,7 +24,8 @@ type QuotaLimits struct {
 	// depth is how many levels of children a tree may have below its root
 	// (a root is at depth 0, its children at 1), counted like --max-depth.
 	// A Delegation deeper than this never starts: it waits Pending
-	// (QuotaExceeded) until the quota is raised or it is deleted.
+	// (OverQuotaLimit, holding no place in the inFlight queue) until the
+	// quota is raised or it is deleted.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=64
 	// +optional

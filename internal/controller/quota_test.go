@@ -186,6 +186,23 @@ func TestQuotaUsedExactAcrossRestartsDuringChurn(t *testing.T) {
 	e.g.Eventually(func() int32 { return e.countedUse().InFlight }, eventually, tick).Should(Equal(int32(3)), "the room is used")
 }
 
+// A Delegation too deep for the quota never holds up a younger one under
+// inFlight: it waits OverQuotaLimit and holds no place in the queue (as
+// QuotaExceeded it was first in line, and with one free place nothing
+// younger of the namespace could start).
+func TestQuotaTooDeepHoldsNoPlaceInLine(t *testing.T) {
+	e := setup(t)
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2), Depth: ptr.To[int32](0)})
+	e.waitAgentReady("agent")
+	e.create(e.task("root", "wait root"))
+	e.waitRunning("root")
+	e.create(e.task("deep", "wait deep", func(d *v1alpha1.Delegation) { d.Spec.ParentRef = &v1alpha1.LocalRef{Name: "root"} }))
+	e.waitReason("deep", v1alpha1.PhasePending, delegation.ReasonOverQuotaLimit)
+	e.create(e.task("younger", "wait younger"))
+	e.waitRunning("younger")
+	e.g.Expect(e.sentTexts()).NotTo(ContainElement("wait deep"))
+}
+
 // depth and childrenPerParent: a Delegation too deep, or a parent's child
 // past the limit, waits Pending/QuotaExceeded and is not sent; deleting a
 // started child lets the next one start.
@@ -208,7 +225,7 @@ func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 	e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "tree": childrenPerParent 2/2; waiting in creation order`))
 
 	e.create(e.task("deep", "wait deep", child("k1")))
-	d = e.waitReason("deep", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
+	d = e.waitReason("deep", v1alpha1.PhasePending, delegation.ReasonOverQuotaLimit)
 	e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "tree": depth 2 exceeds 1; it cannot start under this quota`))
 	e.g.Consistently(func() bool {
 		return slices.ContainsFunc(e.sentTexts(), func(s string) bool { return s == "wait k3" || s == "wait deep" })
@@ -221,7 +238,7 @@ func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 		Should(Equal(delegation.ReasonQuotaExceeded), "a settled child still counts while it exists")
 	e.g.Expect(k8sClient.Delete(context.Background(), e.get("k2"))).To(Succeed())
 	e.waitRunning("k3")
-	e.g.Expect(e.get("deep").Status.Outcome.Reason).To(Equal(delegation.ReasonQuotaExceeded))
+	e.g.Expect(e.get("deep").Status.Outcome.Reason).To(Equal(delegation.ReasonOverQuotaLimit))
 
 	// Deleting the quota wakes what waited for it.
 	e.g.Expect(k8sClient.Delete(context.Background(), &v1alpha1.DelegationQuota{

@@ -57,7 +57,11 @@ func QuotaGate(quotas []Quota, ask QuotaAsk) (Record, bool) {
 	for _, q := range quotas {
 		h := q.Hard
 		if h.Depth != nil && ask.Depth > int(*h.Depth) {
-			return quotaWait(q.Name, fmt.Sprintf("depth %d exceeds %d; it cannot start under this quota", ask.Depth, *h.Depth)), false
+			// A limit no usage changes: it waits as OverQuotaLimit, holding
+			// no place in the inFlight queue (as QuotaExceeded it was ahead
+			// of every younger Delegation of the namespace, for good).
+			return Progress(v1alpha1.PhasePending, ReasonOverQuotaLimit, fmt.Sprintf(
+				"DelegationQuota %q: depth %d exceeds %d; it cannot start under this quota", q.Name, ask.Depth, *h.Depth)), false
 		}
 		if h.ChildrenPerParent != nil && len(ask.Siblings) > 0 {
 			if ok, held := Admit(ask.UID, int(*h.ChildrenPerParent), ask.Siblings); !ok {

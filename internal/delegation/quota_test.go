@@ -29,6 +29,8 @@ func TestQuotaGate(t *testing.T) {
 		ask    QuotaAsk
 		starts bool
 		msg    string
+		// static: a limit no usage changes (OverQuotaLimit).
+		static bool
 	}{
 		{name: "no quota", ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}}, starts: true},
 		{name: "room in flight", quotas: []Quota{inFlight(2)},
@@ -48,7 +50,7 @@ func TestQuotaGate(t *testing.T) {
 			ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}},
 			msg: `DelegationQuota "team": inFlight 1/1; waiting in creation order`},
 		{name: "too deep never starts", quotas: []Quota{{Name: "team", Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](2)}}},
-			ask: QuotaAsk{UID: "a", Depth: 3},
+			ask: QuotaAsk{UID: "a", Depth: 3}, static: true,
 			msg: `DelegationQuota "team": depth 3 exceeds 2; it cannot start under this quota`},
 		{name: "at the depth limit starts", quotas: []Quota{{Name: "team", Hard: v1alpha1.QuotaLimits{Depth: ptr.To[int32](2)}}},
 			ask: QuotaAsk{UID: "a", Depth: 2}, starts: true},
@@ -77,7 +79,11 @@ func TestQuotaGate(t *testing.T) {
 				return
 			}
 			g.Expect(rec.Phase).To(Equal(v1alpha1.PhasePending), "over quota waits, never fails")
-			g.Expect(rec.Outcome.Reason).To(Equal(ReasonQuotaExceeded))
+			reason := ReasonQuotaExceeded
+			if c.static {
+				reason = ReasonOverQuotaLimit
+			}
+			g.Expect(rec.Outcome.Reason).To(Equal(reason))
 			g.Expect(rec.Outcome.Message).To(Equal(c.msg))
 		})
 	}

@@ -36,8 +36,9 @@ const (
 	// namespace; it waits, never fails, for it.
 	ReasonQuotaExceeded = "QuotaExceeded"
 	// ReasonOverQuotaLimit: the Delegation asks more than a DelegationQuota
-	// allows any one Delegation (spec.hard.maxBudget, maxAttempts); it
-	// waits until the quota is raised or it asks less, and holds no place.
+	// allows any one Delegation (spec.hard.maxBudget, maxAttempts), or is
+	// deeper than its hard.depth; it waits until the quota is raised or it
+	// asks less, and holds no place in the quota's queue.
 	ReasonOverQuotaLimit = "OverQuotaLimit"
 	// ReasonAwaitingApproval: a DelegationQuota's approval threshold is
 	// crossed and no DelegationApproval has decided yet; nothing is sent.
