@@ -215,12 +215,8 @@ func k8sWatcher() client.WithWatch {
 // records, the answers and the followed tasks) goes with the Delegation: a
 // tree created, cascaded and deleted leaves nothing behind.
 func TestEveryMapKeyedByDelegationIsPrunedWhenItGoes(t *testing.T) {
-	t.Parallel()
-	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
-	t.Cleanup(e.agent.Close)
 	var r *DelegationReconciler
-	e.op = startOperatorWith(t, e.ns, testOptions(), func(dr *DelegationReconciler) { r = dr })
-	e.createAgent("agent", e.agent.URL())
+	e := setupWithReconciler(t, testOptions(), func(dr *DelegationReconciler) { r = dr })
 	e.create(e.task("root", "wait"))
 	tasks := make([]string, 0, 4)
 	tasks = append(tasks, e.waitRunning("root").Status.TaskID)

@@ -139,11 +139,18 @@ func (r *DelegationReconciler) startTask(ctx context.Context, s *scope) (ctrl.Re
 		// sent after the cascade (it fenced the send at the Dispatcher).
 		return r.cancelTask(ctx, s, step)
 	}
-	if st := &s.d.Status; st.Attempt > 1 && !delegation.Started(st) {
-		// A cancel of an ended attempt's task answered after that attempt
-		// ended (asked again by a pass on a cache that did not show the end
-		// yet): it says nothing of this attempt, whose send it would fence.
-		r.Calls.Take(callKey(s.d, agentio.KindCancel))
+	if st := &s.d.Status; st.Attempt > 1 && st.CancelRequested == nil {
+		// A cancel while this attempt asked none is of an ended attempt's
+		// task (asked again by a pass on a cache that did not show the end
+		// yet): it says nothing of this attempt, but fences its send for as
+		// long as it is on its way or its answer is kept. Wait for it (its
+		// answer wakes this Delegation), then drop the answer.
+		cancel := callKey(s.d, agentio.KindCancel)
+		if r.Calls.State(cancel).Pending {
+			s.skipStatus = true
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		r.Calls.Take(cancel)
 	}
 	key := callKey(s.d, agentio.KindStart)
 	if res, ok := r.Calls.Peek(key); ok && delegation.AnswerAheadOfCache(&s.d.Spec, &s.d.Status, res.LookUp != nil, res.Finished, s.now) {

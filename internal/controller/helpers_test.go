@@ -43,10 +43,17 @@ func setup(t *testing.T) *env {
 // setupWith is setup with an operator run with opts.
 func setupWith(t *testing.T, opts Options) *env {
 	t.Helper()
+	return setupWithReconciler(t, opts, nil)
+}
+
+// setupWithReconciler is setupWith whose test configures (or keeps) the
+// DelegationReconciler before its manager starts.
+func setupWithReconciler(t *testing.T, opts Options, configure func(*DelegationReconciler)) *env {
+	t.Helper()
 	t.Parallel()
 	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgent()}
 	t.Cleanup(e.agent.Close)
-	e.op = startOperator(t, e.ns, opts)
+	e.op = startOperatorWith(t, e.ns, opts, configure)
 	e.createAgent("agent", e.agent.URL())
 	return e
 }

@@ -22,8 +22,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
@@ -40,6 +42,8 @@ type flakyAgent struct {
 	// and drop the connection instead of answering: the send's answer is
 	// lost, the task exists.
 	dropAnswerOf int
+	// cancelDelay holds every CancelTask this long before the agent sees it.
+	cancelDelay time.Duration
 
 	mu       sync.Mutex
 	contexts map[string]int
@@ -76,6 +80,9 @@ func (fa *flakyAgent) dropping(next http.Handler) http.Handler {
 			Method string `json:"method"`
 		}
 		_ = json.Unmarshal(body, &req)
+		if req.Method == "CancelTask" {
+			time.Sleep(fa.cancelDelay)
+		}
 		if req.Method == "SendMessage" {
 			fa.mu.Lock()
 			fa.sends++
@@ -287,4 +294,36 @@ func TestRetryPolicyInheritedThroughGroups(t *testing.T) {
 	e.g.Expect(own.Status.Attempts).To(HaveLen(1), "its own policy: one attempt")
 	e.g.Expect(fa.Messages()).To(ConsistOf("tether-"+string(leaf.UID), "tether-"+string(leaf.UID)+"-2", "tether-"+string(own.UID)))
 	e.waitPhase("mid", v1alpha1.PhaseFailed)
+}
+
+// A cancel of an ended attempt's task, asked again by a pass on a cache that
+// did not show the attempt's end yet, is still on its way when the next
+// attempt's send is due: the next attempt waits for it and is sent once it
+// is answered, instead of having every send refused for a cancel that is
+// not its own (the Delegation stayed Pending, reason Sending, for good).
+func TestRetryNotFencedByACancelOfAnEarlierAttempt(t *testing.T) {
+	var r *DelegationReconciler
+	e := setupWithReconciler(t, testOptions(), func(dr *DelegationReconciler) { r = dr })
+	fa := newFlakyAgent(t, 1, 10)
+	fa.cancelDelay = 2 * time.Second
+	e.createAgent("flaky", fa.server.URL)
+	e.create(e.task("child", "work", toAgent("flaky"), func(d *v1alpha1.Delegation) {
+		d.Spec.Retry = retryPolicy(2, time.Second)
+	}))
+	var d *v1alpha1.Delegation
+	e.g.Eventually(func(g Gomega) {
+		d = e.get("child")
+		g.Expect(d.Status.Attempts).To(HaveLen(1))
+		g.Expect(d.Status.Attempt).To(Equal(int32(2)))
+	}, eventually, 10*time.Millisecond).Should(Succeed())
+	first := d.Status.Attempts[0].TaskID
+	var agent v1alpha1.Agent
+	e.g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: "flaky"}, &agent)).To(Succeed())
+	t0 := time.Now()
+	e.g.Expect(r.Calls.Cancel(client.ObjectKeyFromObject(d), r.target(d, &agent), agentio.CancelRequest{TaskID: first})).To(BeTrue())
+
+	d = e.waitPhase("child", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Attempts).To(HaveLen(2), statusJSON(d))
+	e.g.Expect(fa.Messages()).To(HaveLen(2), "one task per attempt")
+	t.Logf("the second attempt succeeded %v after the stale cancel was asked", time.Since(t0).Round(time.Millisecond))
 }
