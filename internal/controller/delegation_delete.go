@@ -8,6 +8,7 @@ package controller
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -56,9 +57,14 @@ func (r *DelegationReconciler) releaseFinalizer(ctx context.Context, s *scope) (
 		}
 	}
 	// A child whose cascade cancel arrived before its own pass did would
-	// otherwise vanish while its status still said Running.
-	if err := r.writeStatus(ctx, s, false); err != nil {
-		return ctrl.Result{}, err
+	// otherwise vanish while its status still said Running. A pass that
+	// changed nothing writes nothing: the conditions' observedGeneration
+	// alone (the deletion bumped the generation) is not worth a write of an
+	// object about to go.
+	if !equality.Semantic.DeepEqual(s.base.Status, s.d.Status) {
+		if err := r.writeStatus(ctx, s, false); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.settleDeleted(ctx, s.d); err != nil {
 		return ctrl.Result{}, err
