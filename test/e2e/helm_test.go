@@ -17,7 +17,10 @@ import (
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
 // helm runs the helm binary with its own home folders, so it neither reads
@@ -105,4 +108,12 @@ func waitForCRDs(t *testing.T) {
 			)), "CRD %s is not established", name)
 		}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	}
+	// Established is not yet admitted: the chart's admission policies learn
+	// a new kind from discovery a while later and refuse its objects with a
+	// 503 until then. A server-side dry run goes through them.
+	probe := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "admission-probe"},
+		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "probe"}, Message: &v1alpha1.Message{Text: "probe"}}}
+	NewWithT(t).Eventually(func() error {
+		return kube.Create(context.Background(), probe.DeepCopy(), client.DryRunAll)
+	}).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed(), "a Delegation is admitted")
 }

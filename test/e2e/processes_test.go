@@ -211,6 +211,22 @@ func startKilledOperator(t *testing.T, r release, ns string) *killedOperator {
 	return k
 }
 
+// killedOperatorRun installs the chart as release name, makes the test's
+// namespace "tether-e2e-<name>-<run>" with an Agent "agent" at agentURL
+// (ready), and starts the release's operator for it as a killedOperator.
+func killedOperatorRun(t *testing.T, name, agentURL string) (*workspace, *killedOperator) {
+	t.Helper()
+	runID := newRunID()
+	r := installChart(t, "tether-"+name, "tether-e2e-"+name+"-system-"+runID)
+	ns := "tether-e2e-" + name + "-" + runID
+	newNamespace(t, ns)
+	w := newWorkspace(t, ns)
+	op := startKilledOperator(t, r, ns)
+	w.createAgent("agent", agentURL)
+	w.waitAgentReady("agent")
+	return w, op
+}
+
 func (k *killedOperator) start() {
 	k.t.Helper()
 	var err error

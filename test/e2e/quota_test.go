@@ -38,16 +38,10 @@ func TestQuotaUsedExactAcrossOperatorKills(t *testing.T) {
 	requireCluster(t)
 	ctx := context.Background()
 	g := NewWithT(t)
-	runID := newRunID()
-	r := installChart(t, "tether-quota", "tether-e2e-quota-system-"+runID)
 	agent := faults.NewAgent(time.Hour) // its tasks work until cancelled
 	t.Cleanup(agent.Close)
-	ns := "tether-e2e-quota-" + runID
-	newNamespace(t, ns)
-	w := newWorkspace(t, ns)
-	op := startKilledOperator(t, r, ns)
-	w.createAgent("agent", agent.URL())
-	w.waitAgentReady("agent")
+	w, op := killedOperatorRun(t, "quota", agent.URL())
+	ns := w.ns
 	g.Expect(kube.Create(ctx, &v1alpha1.DelegationQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
 		Spec: v1alpha1.DelegationQuotaSpec{Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](quotaInFlight)}}})).To(Succeed())
 

@@ -49,16 +49,10 @@ func TestRetryBackoffSurvivesOperatorKills(t *testing.T) {
 	requireCluster(t)
 	ctx := context.Background()
 	g := NewWithT(t)
-	runID := newRunID()
-	r := installChart(t, "tether-retry", "tether-e2e-retry-system-"+runID)
 	agent := faults.NewFailingAgent(100*time.Millisecond, retryAttempts-1)
 	t.Cleanup(agent.Close)
-	ns := "tether-e2e-retry-" + runID
-	newNamespace(t, ns)
-	w := newWorkspace(t, ns)
-	op := startKilledOperator(t, r, ns)
-	w.createAgent("agent", agent.URL())
-	w.waitAgentReady("agent")
+	w, op := killedOperatorRun(t, "retry", agent.URL())
+	ns := w.ns
 
 	ds := faults.Delegations(ns, "agent", "retry", retryTasks, 5*time.Minute)
 	for _, d := range ds {
