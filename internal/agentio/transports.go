@@ -23,6 +23,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -120,9 +121,12 @@ func transportFingerprint(agent *v1alpha1.Agent, ep a2a.Endpoint, opts a2a.HTTPO
 	return out
 }
 
-// field writes each value with its length, so values never run together.
+// field writes each value after its length, so values never run together.
 func field(h hash.Hash, values ...string) {
+	var buf [64]byte
 	for _, v := range values {
-		_, _ = fmt.Fprintf(h, "%d:%s;", len(v), v)
+		b := strconv.AppendInt(buf[:0], int64(len(v)), 10)
+		b = append(b, ':')
+		_, _ = h.Write(append(b, v...))
 	}
 }
