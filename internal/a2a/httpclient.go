@@ -47,7 +47,16 @@ type HTTPOptions struct {
 	// OwnAddresses are the operator's own addresses (see OwnAddresses),
 	// refused whatever the allow list says.
 	OwnAddresses []DeniedAddress
+	// IdleConnsPerHost is how many idle connections to the agent are kept
+	// alive for the next calls, at least DefaultIdleConnsPerHost: an Agent
+	// whose pool runs more calls at once than that would close and open
+	// connections again and again under load.
+	IdleConnsPerHost int
 }
+
+// DefaultIdleConnsPerHost is the least HTTPOptions.IdleConnsPerHost, more
+// than an Agent's default pool of calls.
+const DefaultIdleConnsPerHost = 10
 
 // NewHTTPClient builds a client with verified TLS (unless opted out), an
 // optional extra CA and the egress policy. The policy is checked against the
@@ -83,6 +92,7 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 	if timeout <= 0 {
 		timeout = DefaultHTTPTimeout
 	}
+	idle := max(opts.IdleConnsPerHost, DefaultIdleConnsPerHost)
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &agentTransport{
@@ -90,8 +100,8 @@ func NewHTTPClient(opts HTTPOptions) (*http.Client, error) {
 				DialContext:            egressDialer(settings.egress).DialContext,
 				TLSClientConfig:        tlsConfig.Clone(),
 				ForceAttemptHTTP2:      true,
-				MaxIdleConns:           100,
-				MaxIdleConnsPerHost:    10,
+				MaxIdleConns:           max(100, idle),
+				MaxIdleConnsPerHost:    idle,
 				IdleConnTimeout:        90 * time.Second,
 				TLSHandshakeTimeout:    10 * time.Second,
 				ExpectContinueTimeout:  time.Second,

@@ -9,8 +9,9 @@ package agentio
 // and the Fingerprint that tells a changed task report from a renewal.
 
 import (
-	"encoding/json"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -131,28 +132,23 @@ func Fingerprint(t *a2a.Task, err error) string {
 	case t == nil:
 		return ""
 	}
-	view := struct {
-		State     a2a.State
-		Text      string
-		Failure   string
-		Leased    bool
-		Spent     map[string]int64
-		Result    string
-		Artifacts int
-	}{State: t.State, Text: t.StatusText, Failure: t.FailureClass, Leased: !t.LeaseExpiresAt.IsZero()}
-	if t.State.Terminal() {
-		view.Result, view.Artifacts = t.ResultText, len(t.Artifacts)
-	}
-	if view.State == a2a.StateSubmitted {
+	state := t.State
+	if state == a2a.StateSubmitted {
 		// Submitted and Working are both Running: a task that only started
 		// working is not worth a status write.
-		view.State = a2a.StateWorking
+		state = a2a.StateWorking
+	}
+	// A hash, not the text: one is kept per followed task. Written field
+	// by field (no encoding/json): a renewal computes one.
+	h := fnv.New64a()
+	field(h, string(state), t.StatusText, t.FailureClass, strconv.FormatBool(!t.LeaseExpiresAt.IsZero()))
+	if t.State.Terminal() {
+		field(h, t.ResultText, strconv.Itoa(len(t.Artifacts)))
 	}
 	if t.Usage != nil {
-		view.Spent = t.Usage.Spent
+		for _, name := range slices.Sorted(maps.Keys(t.Usage.Spent)) {
+			field(h, name, strconv.FormatInt(t.Usage.Spent[name], 10))
+		}
 	}
-	// A hash, not the text: one is kept per followed task.
-	h := fnv.New64a()
-	_ = json.NewEncoder(h).Encode(view)
 	return strconv.FormatUint(h.Sum64(), 16)
 }

@@ -54,6 +54,9 @@ type Connector struct {
 	// for ClientTTL, shared by card reads, probes and clients: one Secret
 	// read per Agent generation and TTL, not one per read.
 	endpoints map[string]cachedEndpoint
+	// transports keeps each Agent's HTTP transport across endpoints
+	// (transports.go).
+	transports map[types.NamespacedName]*keptTransport
 }
 
 type cachedEndpoint struct {
@@ -70,7 +73,9 @@ type cachedClient struct {
 	retired bool
 }
 
-// Endpoint builds the connection settings for an Agent, reading its Secrets.
+// Endpoint builds the connection settings for an Agent, reading its
+// Secrets. The HTTP transport in them is the Agent's kept one while its
+// settings stay the same (transports.go).
 func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant string) (a2a.Endpoint, error) {
 	ep := a2a.Endpoint{URL: agent.Spec.URL, CardURL: agent.Spec.CardURL, AllowedOrigins: agent.Spec.AllowedOrigins,
 		Tenant: agent.Spec.Tenant, MaxResponseBytes: c.MaxResponseBytes}
@@ -104,7 +109,10 @@ func (c *Connector) Endpoint(ctx context.Context, agent *v1alpha1.Agent, tenant 
 	if a := agent.Spec.Auth; a != nil && a.ServiceAccountToken != nil {
 		ep.BearerToken = c.bearerToken(*a.ServiceAccountToken)
 	}
-	hc, err := a2a.NewHTTPClient(opts)
+	if n := agent.Spec.MaxConcurrentCalls; n != nil {
+		opts.IdleConnsPerHost = int(*n) // each place of the pool keeps its connection
+	}
+	hc, err := c.httpClient(agent, ep, opts)
 	if err != nil {
 		return ep, err
 	}

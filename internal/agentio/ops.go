@@ -344,9 +344,13 @@ func (d *Dispatcher) shared(agent *v1alpha1.Agent) *v1alpha1.Agent {
 	return c
 }
 
-// ForgetAgent drops what the layer keeps of an Agent that is gone.
+// ForgetAgent drops what the layer keeps of an Agent that is gone, its
+// HTTP transport among it (its idle connections closed).
 func (d *Dispatcher) ForgetAgent(key types.NamespacedName) {
 	d.agents.Delete(key)
+	if d.Connector != nil {
+		d.Connector.ForgetAgent(key)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.readLimits, key)

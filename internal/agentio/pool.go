@@ -29,9 +29,13 @@ type PoolStats struct {
 }
 
 type pool struct {
-	agent   types.NamespacedName
-	size    int
+	agent types.NamespacedName
+	size  int
+	// running counts the pool's workers, the idle ones among them: a
+	// worker with nothing to run waits workerIdle for the next call before
+	// it ends. idle holds the waiting workers' wake channels.
 	running int
+	idle    []chan struct{}
 	queues  [priorities][]*pending
 	// waiting counts each queue's calls by namespace, busy the places each
 	// namespace holds (fairshare.go).
@@ -63,11 +67,15 @@ func (d *Dispatcher) toPool(c Call, queued time.Time) {
 	q := &pending{call: c, queued: queued}
 	d.calls[c.Key] = q
 	p.enqueue(q)
-	if p.running < p.size {
-		p.running++
-		go d.work(p)
-	}
+	d.spawn(p)
 }
+
+// workerIdle is how long a worker with nothing to run waits for the next
+// call before it ends. Renewals come one by one, a few milliseconds apart:
+// without the wait each ran on a new goroutine, whose stack grew again
+// through the HTTP path (runtime.newstack and copystack, 7% of the
+// operator's CPU in a lease hold).
+const workerIdle = time.Second
 
 func (d *Dispatcher) poolSize(asked int) int {
 	n := asked
@@ -80,11 +88,19 @@ func (d *Dispatcher) poolSize(asked int) int {
 	return n
 }
 
-// work runs calls of one pool until its queues are empty.
+// work runs calls of one pool until it has had nothing to run (nothing
+// queued, or only reads over the read limit) for workerIdle.
 func (d *Dispatcher) work(p *pool) {
-	for {
+	w := &idleWorker{wake: make(chan struct{}, 1)}
+	defer w.stop()
+	for waited := false; ; {
 		d.mu.Lock()
 		q := p.next()
+		if q == nil && !waited && p.running <= p.size {
+			waited = !d.await(p, w)
+			continue
+		}
+		waited = false
 		if q == nil || p.running > p.size {
 			p.running--
 			if q != nil { // the pool shrank: leave the call to another worker
@@ -92,6 +108,7 @@ func (d *Dispatcher) work(p *pool) {
 				p.queues[prio] = append([]*pending{q}, p.queues[prio]...)
 				p.freed(q)
 				p.queued(q, prio)
+				d.spawn(p) // an idle worker takes it
 			}
 			if p.running == 0 && p.empty() {
 				delete(d.pools, p.agent)
@@ -132,13 +149,59 @@ func (d *Dispatcher) work(p *pool) {
 	}
 }
 
-// spawn starts workers for what a pool can run now; it is called with d.mu
-// held (a read ended, so waiting reads may fit under the read limit).
+// spawn wakes an idle worker, or starts one, when the pool has calls
+// waiting; it is called with d.mu held (a call was queued, or a read
+// ended, so waiting reads may fit under the read limit). The worker that
+// waited last is woken: its stack is the one most likely still warm.
 func (d *Dispatcher) spawn(p *pool) {
-	if p.running < p.size && !p.empty() {
+	switch {
+	case p.empty():
+	case len(p.idle) > 0:
+		last := len(p.idle) - 1
+		p.idle[last] <- struct{}{} // never blocks: one wake per wait
+		p.idle[last] = nil
+		p.idle = p.idle[:last]
+	case p.running < p.size:
 		p.running++
 		go d.work(p)
 	}
+}
+
+// idleWorker is what a worker waits with.
+type idleWorker struct {
+	wake  chan struct{}
+	timer *time.Timer
+}
+
+func (w *idleWorker) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// await is called with d.mu held and returns with it released: it waits
+// for spawn to wake the worker (true) or for workerIdle to pass (false).
+func (d *Dispatcher) await(p *pool, w *idleWorker) bool {
+	p.idle = append(p.idle, w.wake)
+	d.mu.Unlock()
+	if w.timer == nil {
+		w.timer = time.NewTimer(workerIdle)
+	} else {
+		w.timer.Reset(workerIdle)
+	}
+	select {
+	case <-w.wake:
+		return true
+	case <-w.timer.C:
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i := slices.Index(p.idle, w.wake); i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+		return false
+	}
+	<-w.wake // spawn woke it as the wait ended: the wake is already sent
+	return true
 }
 
 // next takes the call to run from the first queue that has one that may
@@ -175,13 +238,17 @@ func (p *pool) empty() bool {
 	return true
 }
 
-// Stats reports every pool's load, ordered by Agent.
+// Stats reports every pool's load, ordered by Agent. A pool whose workers
+// are all idle, waiting to end, carries no load and is left out.
 func (d *Dispatcher) Stats() []PoolStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make([]PoolStats, 0, len(d.pools))
 	for _, p := range d.pools {
-		s := PoolStats{Agent: p.agent.String(), Running: p.running, Namespaces: p.loads()}
+		if p.running == len(p.idle) && p.empty() {
+			continue
+		}
+		s := PoolStats{Agent: p.agent.String(), Running: p.running - len(p.idle), Namespaces: p.loads()}
 		for i := range p.queues {
 			s.Queued += len(p.queues[i])
 			for _, q := range p.queues[i] {

@@ -8,6 +8,8 @@ package agentio
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -379,4 +381,32 @@ func TestMemoryPlacesSplitTheBudget(t *testing.T) {
 	d.SetMemoryLimit(0, 0)
 	g.Expect([]int{d.InFlightLimit(), d.StreamLimit()}).To(Equal([]int{0, 0}), "no bound")
 	g.Expect(d.takeStreamPlace()).To(BeTrue())
+}
+
+// A steady trickle of calls, each queued after the one before has ended,
+// runs on the pool's workers waiting for it, not on a new goroutine per
+// call (whose stack would grow again through the HTTP path).
+func TestPoolWorkersWaitForTheNextCall(t *testing.T) {
+	g := NewWithT(t)
+	d := NewDispatcher(0, time.Minute)
+	agent := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	workers := map[string]bool{}
+	for i := range 50 {
+		done := make(chan struct{})
+		g.Expect(d.Submit(Call{Key: Key{Delegation: types.NamespacedName{Namespace: "ns", Name: fmt.Sprint("d-", i)}, Kind: KindGet},
+			Agent: agent, PoolSize: 2,
+			do:   func(context.Context) Answer { workers[goroutineID()] = true; return Answer{} },
+			done: func(Answer) { close(done) }})).To(BeTrue())
+		<-done
+	}
+	g.Expect(len(workers)).To(BeNumerically("<=", 2), "50 calls ran on at most the pool's 2 workers")
+	g.Eventually(d.Stats).Should(BeEmpty(), "idle workers are no load")
+}
+
+// goroutineID is the running goroutine's number, as its stack trace shows it.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

@@ -339,7 +339,11 @@ func (s *Scheduler) answered(it *item, seen string, next time.Time, res Answer) 
 			it.due = now
 		}
 		heap.Push(&s.heap, it)
-		s.poke()
+		if it.index == 0 {
+			// The loop's timer is set for the read first due; only a read
+			// due before it needs the loop (not one wake per renewal).
+			s.poke()
+		}
 	}
 	s.mu.Unlock()
 	if !ok || cur != it {

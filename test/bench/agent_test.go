@@ -12,6 +12,7 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,6 +49,8 @@ type benchAgent struct {
 	ended    map[string]time.Time   // Delegation name → terminal event of a "settle" task
 
 	settleAfter time.Duration
+	// conns counts the connections opened to the agent.
+	conns atomic.Int64
 	// hold is set before the agent serves its first call.
 	hold time.Duration
 }
@@ -82,7 +85,13 @@ func newBenchAgentOf(kind agentKind, settleAfter time.Duration) *benchAgent {
 			push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true}))))
 	}
 	a.srv = agentkit.NewServer(card, benchExecutor{a}, opts...)
-	a.hs = httptest.NewServer(agentcalls.Record(a.srv, a.note))
+	a.hs = httptest.NewUnstartedServer(agentcalls.Record(a.srv, a.note))
+	a.hs.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			a.conns.Add(1)
+		}
+	}
+	a.hs.Start()
 	return a
 }
 

@@ -254,14 +254,14 @@ func (e *env) leases() []row {
 		time.Sleep(e.sz.Hold)
 		return from, time.Now()
 	}
-	opBefore, infBefore := e.usage(e.operator), e.usage(informer)
+	opBefore, infBefore, connsBefore := e.usage(e.operator), e.usage(informer), ag.conns.Load()
 	profiled := make(chan struct{})
 	go func() {
 		defer close(profiled)
 		e.profile(fmt.Sprintf("profile?seconds=%d", int(e.sz.Hold.Seconds())), "operator-cpu-hold.pprof")
 	}()
 	from, to := hold()
-	opAfter, infAfter := e.usage(e.operator), e.usage(informer)
+	opAfter, infAfter, connsAfter := e.usage(e.operator), e.usage(informer), ag.conns.Load()
 	<-profiled
 	e.profile("heap", "operator-heap-hold.pprof")
 	inCluster := e.seen.count("", nil)
@@ -297,11 +297,20 @@ func (e *env) leases() []row {
 	rows := leaseRows("", calm, calmWrites)
 	rows = append(rows, leaseRows("beside a hung agent: ", beside, besideWrites)...)
 	floor := fmt.Sprintf("plain informer process (%d Delegations in the cluster)", inCluster)
+	var perRenewal float64
+	if calm.Renewals > 0 {
+		perRenewal = (opAfter.CPUSeconds - opBefore.CPUSeconds) * 1000 / float64(calm.Renewals)
+	}
+	t.Logf("leases: %d connections opened to the agent during the first hold", connsAfter-connsBefore)
 	return append(rows,
 		row{Name: "operator RSS", Unit: "MiB", Value: opAfter.RSSMiB, Floor: infAfter.RSSMiB, FloorOf: floor,
 			Target: "< 150 MiB", Met: valueBelow(150)},
 		row{Name: "operator CPU during hold", Unit: "s", Value: opAfter.CPUSeconds - opBefore.CPUSeconds,
 			Floor: infAfter.CPUSeconds - infBefore.CPUSeconds, FloorOf: floor + fmt.Sprintf(", %s hold", e.sz.Hold)},
+		row{Name: "CPU per renewal", Unit: "CPU-ms", Value: perRenewal, FloorOf: "the operator's CPU during the first hold / renewals",
+			Target: "≤ 0.15 CPU-ms", Met: valueAtMost(0.15)},
+		row{Name: "connections opened during hold", Unit: "conns", Value: float64(connsAfter - connsBefore),
+			FloorOf: "ideal: renewals on kept-alive connections"},
 	)
 }
 
