@@ -78,9 +78,9 @@ func (e *env) floorClient(job floorJob) floorResult {
 		t.Fatalf("the %s floor client did not finish within %s", job.Kind, e.sz.Wait+time.Minute)
 	}
 	for line := range strings.Lines(p.Log()) {
-		if rest, ok := strings.CutPrefix(line, floorResultPrefix); ok {
+		if result, ok := strings.CutPrefix(line, floorResultPrefix); ok {
 			var res floorResult
-			must(t, json.Unmarshal([]byte(rest), &res))
+			must(t, json.Unmarshal([]byte(result), &res))
 			return res
 		}
 	}

@@ -115,5 +115,5 @@ func waitForCRDs(t *testing.T) {
 		Spec: v1alpha1.DelegationSpec{AgentRef: &v1alpha1.AgentRef{Name: "probe"}, Message: &v1alpha1.Message{Text: "probe"}}}
 	NewWithT(t).Eventually(func() error {
 		return kube.Create(context.Background(), probe.DeepCopy(), client.DryRunAll)
-	}).WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed(), "a Delegation is admitted")
+	}).WithTimeout(time.Minute).WithPolling(250*time.Millisecond).Should(Succeed(), "a Delegation is admitted")
 }
