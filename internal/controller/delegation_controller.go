@@ -200,6 +200,8 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
 		// A send's answer goes ahead of other work (see enqueueFirst).
 		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
+		// A quota place given back wakes the next in line.
+		WatchesRawSource(r.quotaLineSource()).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
 		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
 		// Only a quota's limits move what waits: its status changes with

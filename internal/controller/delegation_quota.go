@@ -21,7 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -83,29 +86,60 @@ func (a *quotaAdmission) of(ns string) *namespaceAdmission {
 	return n
 }
 
-// release forgets that this process let d through (see releaseUnsent).
-func (a *quotaAdmission) release(d *v1alpha1.Delegation) {
+// release forgets that this process let d through (see releaseUnsent); it
+// reports whether it had, holding a place.
+func (a *quotaAdmission) release(d *v1alpha1.Delegation) bool {
 	a.mu.Lock()
 	n := a.byNamespace[d.Namespace]
 	a.mu.Unlock()
 	if n == nil {
-		return
+		return false
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	held := n.admitted[d.UID]
 	delete(n.admitted, d.UID)
+	return held
 }
 
 // releaseUnsent forgets that this process let s.d through its quotas and
 // its Agent's cap when the pass did not record a send: what it was let
 // through for did not happen, and a place remembered for it would be held
 // by nothing in flight until the process ends, its own next pass included.
-func (r *DelegationReconciler) releaseUnsent(s *scope) {
+// A quota place given back wakes the next in line (wakeQuotaLine): while
+// this pass held it, a pass of that one was refused it, and nothing else
+// wakes it before a task of the namespace settles.
+func (r *DelegationReconciler) releaseUnsent(ctx context.Context, s *scope) {
 	if s.d.Status.SendStarted != nil {
 		return
 	}
-	r.memory.quota.release(s.d)
+	if r.memory.quota.release(s.d) {
+		r.wakeQuotaLine(ctx, s.d.Namespace)
+	}
 	r.memory.admission.release(s.d.UID)
+}
+
+// wakeQuotaLine has the Delegations of ns whose turn it may be under its
+// quotas enqueued (enqueueQuotaTurn, through quotaLineSource).
+func (r *DelegationReconciler) wakeQuotaLine(ctx context.Context, ns string) {
+	if r.memory.quotaLine == nil {
+		return
+	}
+	select {
+	case r.memory.quotaLine <- event.TypedGenericEvent[string]{Object: ns}:
+	case <-ctx.Done():
+	}
+}
+
+// quotaLineSource enqueues, for each namespace wakeQuotaLine names, the
+// Delegations whose turn it may be.
+func (r *DelegationReconciler) quotaLineSource() source.TypedSource[reconcile.Request] {
+	r.memory.quotaLine = make(chan event.TypedGenericEvent[string], 256)
+	return source.Channel(r.memory.quotaLine, handler.TypedFuncs[string, reconcile.Request]{
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueQuotaTurn(ctx, e.Object, q)
+		},
+	})
 }
 
 // admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
