@@ -264,8 +264,13 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				if agent, ok := d.AgentKey(); ok {
 					r.enqueueWaitingForAgent(ctx, agent, q)
 				}
-				// A deleted child frees a place under its parent's quota.
+				// A deleted Delegation may have been ahead in the quota's
+				// line; a deleted child frees a place under its parent's
+				// childrenPerParent.
 				r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonQuotaExceeded, "", q)
+				if d.Spec.ParentRef != nil {
+					r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonChildrenPerParentExceeded, d.Spec.ParentRef.Name, q)
+				}
 			}
 		},
 	}

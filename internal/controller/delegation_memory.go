@@ -29,8 +29,8 @@ type memory struct {
 	admission admission
 	// quota holds the Delegations let through their namespace's quotas.
 	quota quotaAdmission
-	// quotaLine carries the namespaces where a quota place was given back.
-	quotaLine chan event.TypedGenericEvent[string]
+	// quotaLine carries where a quota place was given back.
+	quotaLine chan event.TypedGenericEvent[placeGivenBack]
 	// cascaded records the cascades dispatched from the cache.
 	cascaded cascaded
 

@@ -55,8 +55,15 @@ func inFlight(d *v1alpha1.Delegation) bool {
 	return d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil
 }
 
+// waitsForQuota: not sent, it waits in a line of the quotas (status.used
+// counts it as waiting).
 func waitsForQuota(d *v1alpha1.Delegation) bool {
-	return !inFlight(d) && d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded
+	return waitsInLine(d, delegation.SiblingLine)
+}
+
+// waitsInLine: not sent, it waits in line (delegation.WaitsInLine).
+func waitsInLine(d *v1alpha1.Delegation, line delegation.QuotaLine) bool {
+	return !inFlight(d) && d.Status.Outcome != nil && delegation.WaitsInLine(line, d.Status.Outcome.Reason)
 }
 
 // quotaAdmission remembers, per namespace, the Delegations this process let
@@ -106,38 +113,51 @@ func (a *quotaAdmission) release(d *v1alpha1.Delegation) bool {
 // its Agent's cap when the pass did not record a send: what it was let
 // through for did not happen, and a place remembered for it would be held
 // by nothing in flight until the process ends, its own next pass included.
-// A quota place given back wakes the next in line (wakeQuotaLine): while
+// A quota place given back wakes the next in line (wakeQuotaLines): while
 // this pass held it, a pass of that one was refused it, and nothing else
-// wakes it before a task of the namespace settles.
+// wakes it before a task of the namespace settles (or a sibling is
+// deleted).
 func (r *DelegationReconciler) releaseUnsent(ctx context.Context, s *scope) {
 	if s.d.Status.SendStarted != nil {
 		return
 	}
 	if r.memory.quota.release(s.d) {
-		r.wakeQuotaLine(ctx, s.d.Namespace)
+		r.wakeQuotaLines(ctx, s.d)
 	}
 	r.memory.admission.release(s.d.UID)
 }
 
-// wakeQuotaLine has the Delegations of ns whose turn it may be under its
-// quotas enqueued (enqueueQuotaTurn, through quotaLineSource).
-func (r *DelegationReconciler) wakeQuotaLine(ctx context.Context, ns string) {
+// placeGivenBack is where a quota place was given back: the namespace's
+// inFlight line and, for a child, its siblings' line.
+type placeGivenBack struct{ namespace, parent string }
+
+// wakeQuotaLines has the Delegations whose turn it may be in the lines
+// d's place was in enqueued (through quotaLineSource).
+func (r *DelegationReconciler) wakeQuotaLines(ctx context.Context, d *v1alpha1.Delegation) {
 	if r.memory.quotaLine == nil {
 		return
 	}
+	freed := placeGivenBack{namespace: d.Namespace}
+	if d.Spec.ParentRef != nil {
+		freed.parent = d.Spec.ParentRef.Name
+	}
 	select {
-	case r.memory.quotaLine <- event.TypedGenericEvent[string]{Object: ns}:
+	case r.memory.quotaLine <- event.TypedGenericEvent[placeGivenBack]{Object: freed}:
 	case <-ctx.Done():
 	}
 }
 
-// quotaLineSource enqueues, for each namespace wakeQuotaLine names, the
-// Delegations whose turn it may be.
+// quotaLineSource enqueues, for each place wakeQuotaLines names, the
+// Delegations whose turn it may be: the first in the inFlight line, and
+// the children of the parent its siblings hold.
 func (r *DelegationReconciler) quotaLineSource() source.TypedSource[reconcile.Request] {
-	r.memory.quotaLine = make(chan event.TypedGenericEvent[string], 256)
-	return source.Channel(r.memory.quotaLine, handler.TypedFuncs[string, reconcile.Request]{
-		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.enqueueQuotaTurn(ctx, e.Object, q)
+	r.memory.quotaLine = make(chan event.TypedGenericEvent[placeGivenBack], 256)
+	return source.Channel(r.memory.quotaLine, handler.TypedFuncs[placeGivenBack, reconcile.Request]{
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[placeGivenBack], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueQuotaTurn(ctx, e.Object.namespace, q)
+			if e.Object.parent != "" {
+				r.enqueueWaiting(ctx, e.Object.namespace, delegation.ReasonChildrenPerParentExceeded, e.Object.parent, q)
+			}
 		},
 	})
 }
@@ -175,7 +195,7 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 			if owner := metav1.GetControllerOf(c); owner != nil && owner.UID != s.parentObj.UID {
 				continue // a child of an earlier parent of the same name
 			}
-			ask.Siblings = append(ask.Siblings, a.contender(c, s.d.UID, c.Status.StartTime != nil))
+			ask.Siblings = append(ask.Siblings, a.contender(c, s.d.UID, c.Status.StartTime != nil, delegation.SiblingLine))
 		}
 	}
 	var contenders v1alpha1.DelegationList
@@ -186,7 +206,7 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 	live := map[types.UID]bool{}
 	for i := range contenders.Items {
 		live[contenders.Items[i].UID] = true
-		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false))
+		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false, delegation.NamespaceLine))
 	}
 	for uid := range a.admitted {
 		if !live[uid] {
@@ -227,11 +247,12 @@ func (r *DelegationReconciler) admitLimits(ctx context.Context, d *v1alpha1.Dele
 	return nil, nil
 }
 
-// contender is d as the quota gate sees it. Only the asker and those already
-// waiting for a quota queue; a Delegation waiting for something else (its
-// parent, its Agent) holds no place and is not ahead. started: it holds its
-// place even after it settled (a parent's started children).
-func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool) delegation.Contender {
+// contender is d as the quota gate sees it in line. Only the asker and those
+// already waiting in that line queue; a Delegation waiting for something else
+// (its parent, its Agent, its siblings in the inFlight line) holds no place
+// and is not ahead. started: it holds its place even after it settled (a
+// parent's started children).
+func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool, line delegation.QuotaLine) delegation.Contender {
 	c := delegation.Contender{UID: string(d.UID), Name: d.Name, Created: d.CreationTimestamp.Time, Adopts: d.Spec.TaskID != ""}
 	c.Started = started || inFlight(d)
 	c.Done = !c.Started && (delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero())
@@ -239,7 +260,7 @@ func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, 
 		delete(a.admitted, d.UID) // the cache shows it now
 	} else {
 		c.Admitted = a.admitted[d.UID]
-		c.Done = !c.Admitted && d.UID != asker && !waitsForQuota(d)
+		c.Done = !c.Admitted && d.UID != asker && !waitsInLine(d, line)
 	}
 	return c
 }
@@ -298,7 +319,8 @@ func (r *DelegationReconciler) enqueueQuotaTurn(ctx context.Context, ns string, 
 // waitingForQuota names the Delegations of the object's namespace that wait
 // for a quota or its approval: a quota changed, or a place may have freed.
 func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
-	reasons := []string{delegation.ReasonQuotaExceeded, delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit}
+	reasons := []string{delegation.ReasonQuotaExceeded, delegation.ReasonChildrenPerParentExceeded,
+		delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit}
 	out := make([]reconcile.Request, 0, len(reasons))
 	for _, reason := range reasons {
 		out = append(out, r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(reason, ""))...)

@@ -84,3 +84,38 @@ func TestQuotaPlaceGivenBackWakesTheNextInLine(t *testing.T) {
 	e.waitRunning("next")
 	e.g.Expect(e.sentTexts()).To(ConsistOf("wait running", "wait next"))
 }
+
+// A child its siblings hold under childrenPerParent never holds up a younger
+// Delegation under inFlight: it waits ChildrenPerParentExceeded, in its
+// siblings' line only (as QuotaExceeded it stood in the namespace's line,
+// and with one free place nothing younger of the namespace could start for
+// as long as its started siblings existed).
+func TestQuotaChildHeldBySiblingsHoldsNoPlaceInLine(t *testing.T) {
+	e := setup(t)
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](3), ChildrenPerParent: ptr.To[int32](1)})
+	e.waitAgentReady("agent")
+	e.create(e.task("root", "wait root"))
+	e.waitRunning("root")
+	e.create(e.task("k1", "wait k1", childOf("root")))
+	e.waitRunning("k1")
+	e.create(e.task("k2", "wait k2", childOf("root")))
+	e.g.Eventually(func() string {
+		if o := e.get("k2").Status.Outcome; o != nil {
+			return o.Message
+		}
+		return ""
+	}, eventually, tick).Should(ContainSubstring("childrenPerParent 1/1"))
+	e.create(e.task("younger", "wait younger"))
+	e.waitRunning("younger")
+	d := e.get("k2")
+	e.g.Expect(d.Status.Phase).To(Equal(v1alpha1.PhasePending))
+	e.g.Expect(d.Status.Outcome.Reason).To(Equal(delegation.ReasonChildrenPerParentExceeded))
+	e.g.Expect(e.sentTexts()).NotTo(ContainElement("wait k2"))
+	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 3, Waiting: 1}))
+
+	// A started sibling deleted lets it start.
+	e.update("k1", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
+	e.waitPhase("k1", v1alpha1.PhaseCanceled)
+	e.g.Expect(k8sClient.Delete(context.Background(), e.get("k1"))).To(Succeed())
+	e.waitRunning("k2")
+}
