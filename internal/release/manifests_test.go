@@ -105,8 +105,9 @@ func TestInstallYAMLCarriesTheValidatingAdmissionPolicies(t *testing.T) {
 
 	out, err := Build(filepath.Join(root, "config", "admission", "mutating"))
 	g.Expect(err).NotTo(HaveOccurred())
-	kinds := []string{}
-	for _, o := range decodeAll(t, out) {
+	mutating := decodeAll(t, out)
+	kinds := make([]string, 0, len(mutating))
+	for _, o := range mutating {
 		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 	}
 	g.Expect(kinds).To(ConsistOf("MutatingAdmissionPolicy/tether-requester", "MutatingAdmissionPolicyBinding/tether-requester"))
