@@ -55,10 +55,10 @@ func inFlight(d *v1alpha1.Delegation) bool {
 	return d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil
 }
 
-// waitsForQuota: not sent, it waits in a line of the quotas (status.used
-// counts it as waiting).
+// waitsForQuota: not sent, it waits in a line of the quotas, the
+// namespace's or its siblings' (status.used counts it as waiting).
 func waitsForQuota(d *v1alpha1.Delegation) bool {
-	return waitsInLine(d, delegation.SiblingLine)
+	return waitsInLine(d, delegation.NamespaceLine) || waitsInLine(d, delegation.SiblingLine)
 }
 
 // waitsInLine: not sent, it waits in line (delegation.WaitsInLine).
@@ -162,8 +162,9 @@ func (r *DelegationReconciler) quotaLineSource() source.TypedSource[reconcile.Re
 	})
 }
 
-// admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
-// returned) while starting it would exceed a DelegationQuota of its namespace.
+// admitQuota keeps a Delegation Pending (reason QuotaExceeded,
+// ChildrenPerParentExceeded or OverQuotaLimit, the record returned) while
+// starting it would exceed a DelegationQuota of its namespace.
 func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*delegation.Record, error) {
 	var quotas v1alpha1.DelegationQuotaList
 	if err := r.List(ctx, &quotas, client.InNamespace(s.d.Namespace), client.UnsafeDisableDeepCopy); err != nil || len(quotas.Items) == 0 {
