@@ -77,6 +77,9 @@ type quotaAdmission struct {
 type namespaceAdmission struct {
 	mu       sync.Mutex
 	admitted map[types.UID]bool
+	// refused are the Delegations refused a place while a pass held one
+	// (delegation.HeldByPass): a place given back wakes them by name.
+	refused map[types.NamespacedName]bool
 }
 
 func (a *quotaAdmission) of(ns string) *namespaceAdmission {
@@ -87,26 +90,33 @@ func (a *quotaAdmission) of(ns string) *namespaceAdmission {
 	}
 	n := a.byNamespace[ns]
 	if n == nil {
-		n = &namespaceAdmission{admitted: map[types.UID]bool{}}
+		n = &namespaceAdmission{admitted: map[types.UID]bool{}, refused: map[types.NamespacedName]bool{}}
 		a.byNamespace[ns] = n
 	}
 	return n
 }
 
 // release forgets that this process let d through (see releaseUnsent); it
-// reports whether it had, holding a place.
-func (a *quotaAdmission) release(d *v1alpha1.Delegation) bool {
+// reports whether it had, holding a place, and who was refused a place
+// meanwhile.
+func (a *quotaAdmission) release(d *v1alpha1.Delegation) (held bool, refused []types.NamespacedName) {
 	a.mu.Lock()
 	n := a.byNamespace[d.Namespace]
 	a.mu.Unlock()
 	if n == nil {
-		return false
+		return false, nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	held := n.admitted[d.UID]
+	if held = n.admitted[d.UID]; !held {
+		return false, nil
+	}
 	delete(n.admitted, d.UID)
-	return held
+	for key := range n.refused {
+		refused = append(refused, key)
+	}
+	clear(n.refused)
+	return true, refused
 }
 
 // releaseUnsent forgets that this process let s.d through its quotas and
@@ -114,30 +124,36 @@ func (a *quotaAdmission) release(d *v1alpha1.Delegation) bool {
 // through for did not happen, and a place remembered for it would be held
 // by nothing in flight until the process ends, its own next pass included.
 // A quota place given back wakes the next in line (wakeQuotaLines): while
-// this pass held it, a pass of that one was refused it, and nothing else
-// wakes it before a task of the namespace settles (or a sibling is
-// deleted).
+// this pass held it, a pass of that one may have been refused it, and
+// nothing else wakes it before a task of the namespace settles (or a
+// sibling is deleted).
 func (r *DelegationReconciler) releaseUnsent(ctx context.Context, s *scope) {
 	if s.d.Status.SendStarted != nil {
 		return
 	}
-	if r.memory.quota.release(s.d) {
-		r.wakeQuotaLines(ctx, s.d)
+	if held, refused := r.memory.quota.release(s.d); held {
+		r.wakeQuotaLines(ctx, s.d, refused)
 	}
 	r.memory.admission.release(s.d.UID)
 }
 
 // placeGivenBack is where a quota place was given back: the namespace's
-// inFlight line and, for a child, its siblings' line.
-type placeGivenBack struct{ namespace, parent string }
+// inFlight line and, for a child, its siblings' line; refused were refused
+// a place while it was held.
+type placeGivenBack struct {
+	namespace, parent string
+	refused           []types.NamespacedName
+}
 
 // wakeQuotaLines has the Delegations whose turn it may be in the lines
-// d's place was in enqueued (through quotaLineSource).
-func (r *DelegationReconciler) wakeQuotaLines(ctx context.Context, d *v1alpha1.Delegation) {
+// d's place was in enqueued (through quotaLineSource), and those refused
+// a place while it was held: the cache the turn is read from may not show
+// them waiting yet.
+func (r *DelegationReconciler) wakeQuotaLines(ctx context.Context, d *v1alpha1.Delegation, refused []types.NamespacedName) {
 	if r.memory.quotaLine == nil {
 		return
 	}
-	freed := placeGivenBack{namespace: d.Namespace}
+	freed := placeGivenBack{namespace: d.Namespace, refused: refused}
 	if d.Spec.ParentRef != nil {
 		freed.parent = d.Spec.ParentRef.Name
 	}
@@ -155,6 +171,9 @@ func (r *DelegationReconciler) quotaLineSource() source.TypedSource[reconcile.Re
 	return source.Channel(r.memory.quotaLine, handler.TypedFuncs[placeGivenBack, reconcile.Request]{
 		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[placeGivenBack], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.enqueueQuotaTurn(ctx, e.Object.namespace, q)
+			for _, key := range e.Object.refused {
+				q.Add(reconcile.Request{NamespacedName: key})
+			}
 			if e.Object.parent != "" {
 				r.enqueueWaiting(ctx, e.Object.namespace, delegation.ReasonChildrenPerParentExceeded, e.Object.parent, q)
 			}
@@ -214,10 +233,17 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 			delete(a.admitted, uid) // settled or gone before the cache showed it sent
 		}
 	}
+	if len(a.admitted) == 0 {
+		clear(a.refused) // no place is held by a pass: none will be given back
+	}
 	rec, ok := delegation.QuotaGate(views, ask)
 	if !ok {
+		if rec.Outcome.Reason != delegation.ReasonOverQuotaLimit && delegation.HeldByPass(ask.UID, ask.InFlight, ask.Siblings) {
+			a.refused[client.ObjectKeyFromObject(s.d)] = true
+		}
 		return &rec, nil
 	}
+	delete(a.refused, client.ObjectKeyFromObject(s.d))
 	a.admitted[s.d.UID] = true
 	return nil, nil
 }
