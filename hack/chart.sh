@@ -64,14 +64,15 @@ rm -rf "$chart/files/argocd"
 mkdir -p "$chart/files/argocd"
 cp config/argocd/health-*.lua "$chart/files/argocd/"
 
-# Admission policies, from config/admission: each file behind
-# admissionPolicies.<its name before the first dot, camelCased>.enabled and
+# Admission policies, from config/admission and config/admission/mutating:
+# each file behind admissionPolicies.<its name before the first dot,
+# camelCased>.enabled and
 # the Kubernetes version that serves its kind in admissionregistration.k8s.io/v1
 # (ValidatingAdmissionPolicy 1.30, MutatingAdmissionPolicy 1.36); names get
 # the release's full name instead of "tether" and metadata the chart's labels.
 rm -rf "$chart/templates/admission"
 mkdir -p "$chart/templates/admission"
-for policy in config/admission/*.yaml; do
+for policy in config/admission/*.yaml config/admission/mutating/*.yaml; do
   [ "$(basename "$policy")" = kustomization.yaml ] && continue
   value=$(basename "$policy" | cut -d. -f1 | sed -E 's/-(.)/\U\1/g')
   case "$(sed -n 's/^kind: //p' "$policy")" in

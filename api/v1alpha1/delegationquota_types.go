@@ -32,7 +32,8 @@ type QuotaLimits struct {
 	Depth *int32 `json:"depth,omitempty"`
 	// childrenPerParent is how many children of one parent may start (in
 	// any phase since, while they exist). The others wait Pending
-	// (QuotaExceeded), oldest first, until one of the started is deleted.
+	// (ChildrenPerParentExceeded, holding no place in the inFlight queue),
+	// oldest first, until one of the started is deleted.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100000
 	// +optional
@@ -135,7 +136,8 @@ type ApprovalThresholds struct {
 type QuotaUsed struct {
 	// inFlight: Delegations of the namespace with a task sent and not settled.
 	InFlight int32 `json:"inFlight"`
-	// waiting: Delegations of the namespace waiting Pending (QuotaExceeded).
+	// waiting: Delegations of the namespace waiting Pending (QuotaExceeded
+	// or ChildrenPerParentExceeded).
 	Waiting int32 `json:"waiting"`
 	// meters is the ledger of each meter of spec.hard.meters: what the
 	// namespace's roots hold and spent within its window.

@@ -200,6 +200,8 @@ func (r *DelegationReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Ma
 		WatchesRawSource(source.Channel(r.Calls.Events(), &handler.EnqueueRequestForObject{})).
 		// A send's answer goes ahead of other work (see enqueueFirst).
 		WatchesRawSource(source.Channel(r.Calls.UrgentEvents(), enqueueFirst())).
+		// A quota place given back wakes the next in line.
+		WatchesRawSource(r.quotaLineSource()).
 		Watches(&v1alpha1.Agent{}, handler.EnqueueRequestsFromMapFunc(r.usersOfAgent), builder.WithPredicates(agentChanged())).
 		Watches(&v1alpha1.AgentGrant{}, handler.EnqueueRequestsFromMapFunc(r.usersOfGrant)).
 		// Only a quota's limits move what waits: its status changes with
@@ -262,8 +264,13 @@ func (r *DelegationReconciler) relatives() handler.Funcs {
 				if agent, ok := d.AgentKey(); ok {
 					r.enqueueWaitingForAgent(ctx, agent, q)
 				}
-				// A deleted child frees a place under its parent's quota.
+				// A deleted Delegation may have been ahead in the quota's
+				// line; a deleted child frees a place under its parent's
+				// childrenPerParent.
 				r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonQuotaExceeded, "", q)
+				if d.Spec.ParentRef != nil {
+					r.enqueueWaiting(ctx, d.Namespace, delegation.ReasonChildrenPerParentExceeded, d.Spec.ParentRef.Name, q)
+				}
 			}
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/tether-dev/tether/internal/agentio"
 	"github.com/tether-dev/tether/internal/shrinkmap"
@@ -28,6 +29,8 @@ type memory struct {
 	admission admission
 	// quota holds the Delegations let through their namespace's quotas.
 	quota quotaAdmission
+	// quotaLine carries where a quota place was given back.
+	quotaLine chan event.TypedGenericEvent[placeGivenBack]
 	// cascaded records the cascades dispatched from the cache.
 	cascaded cascaded
 

@@ -60,6 +60,10 @@ func waitingFor(d *v1alpha1.Delegation) []string {
 	case o.Reason == delegation.ReasonAgentAtCapacity && d.Spec.AgentRef != nil:
 		agent, _ := d.AgentKey()
 		return []string{waitingKey(o.Reason, agentIndexValue(agent))}
+	case o.Reason == delegation.ReasonChildrenPerParentExceeded && d.Spec.ParentRef != nil:
+		// A sibling deleted frees its place; a quota changed may let
+		// every one go.
+		return []string{waitingKey(o.Reason, d.Spec.ParentRef.Name), waitingKey(o.Reason, "")}
 	case o.Reason == delegation.ReasonQuotaExceeded, o.Reason == delegation.ReasonAwaitingApproval,
 		o.Reason == delegation.ReasonOverQuotaLimit:
 		// Any place freed in the namespace may be its; a quota's

@@ -21,7 +21,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/delegation"
@@ -52,8 +55,15 @@ func inFlight(d *v1alpha1.Delegation) bool {
 	return d.Status.TaskID != "" || d.Status.SendStarted != nil || sendMarker(d) != nil
 }
 
+// waitsForQuota: not sent, it waits in a line of the quotas, the
+// namespace's or its siblings' (status.used counts it as waiting).
 func waitsForQuota(d *v1alpha1.Delegation) bool {
-	return !inFlight(d) && d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded
+	return waitsInLine(d, delegation.NamespaceLine) || waitsInLine(d, delegation.SiblingLine)
+}
+
+// waitsInLine: not sent, it waits in line (delegation.WaitsInLine).
+func waitsInLine(d *v1alpha1.Delegation, line delegation.QuotaLine) bool {
+	return !inFlight(d) && d.Status.Outcome != nil && delegation.WaitsInLine(line, d.Status.Outcome.Reason)
 }
 
 // quotaAdmission remembers, per namespace, the Delegations this process let
@@ -67,6 +77,9 @@ type quotaAdmission struct {
 type namespaceAdmission struct {
 	mu       sync.Mutex
 	admitted map[types.UID]bool
+	// refused are the Delegations refused a place while a pass held one
+	// (delegation.HeldByPass): a place given back wakes them by name.
+	refused map[types.NamespacedName]bool
 }
 
 func (a *quotaAdmission) of(ns string) *namespaceAdmission {
@@ -77,39 +90,100 @@ func (a *quotaAdmission) of(ns string) *namespaceAdmission {
 	}
 	n := a.byNamespace[ns]
 	if n == nil {
-		n = &namespaceAdmission{admitted: map[types.UID]bool{}}
+		n = &namespaceAdmission{admitted: map[types.UID]bool{}, refused: map[types.NamespacedName]bool{}}
 		a.byNamespace[ns] = n
 	}
 	return n
 }
 
-// release forgets that this process let d through (see releaseUnsent).
-func (a *quotaAdmission) release(d *v1alpha1.Delegation) {
+// release forgets that this process let d through (see releaseUnsent); it
+// reports whether it had, holding a place, and who was refused a place
+// meanwhile.
+func (a *quotaAdmission) release(d *v1alpha1.Delegation) (held bool, refused []types.NamespacedName) {
 	a.mu.Lock()
 	n := a.byNamespace[d.Namespace]
 	a.mu.Unlock()
 	if n == nil {
-		return
+		return false, nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if held = n.admitted[d.UID]; !held {
+		return false, nil
+	}
 	delete(n.admitted, d.UID)
+	for key := range n.refused {
+		refused = append(refused, key)
+	}
+	clear(n.refused)
+	return true, refused
 }
 
 // releaseUnsent forgets that this process let s.d through its quotas and
 // its Agent's cap when the pass did not record a send: what it was let
 // through for did not happen, and a place remembered for it would be held
 // by nothing in flight until the process ends, its own next pass included.
-func (r *DelegationReconciler) releaseUnsent(s *scope) {
+// A quota place given back wakes the next in line (wakeQuotaLines): while
+// this pass held it, a pass of that one may have been refused it, and
+// nothing else wakes it before a task of the namespace settles (or a
+// sibling is deleted).
+func (r *DelegationReconciler) releaseUnsent(ctx context.Context, s *scope) {
 	if s.d.Status.SendStarted != nil {
 		return
 	}
-	r.memory.quota.release(s.d)
+	if held, refused := r.memory.quota.release(s.d); held {
+		r.wakeQuotaLines(ctx, s.d, refused)
+	}
 	r.memory.admission.release(s.d.UID)
 }
 
-// admitQuota keeps a Delegation Pending (reason QuotaExceeded, the record
-// returned) while starting it would exceed a DelegationQuota of its namespace.
+// placeGivenBack is where a quota place was given back: the namespace's
+// inFlight line and, for a child, its siblings' line; refused were refused
+// a place while it was held.
+type placeGivenBack struct {
+	namespace, parent string
+	refused           []types.NamespacedName
+}
+
+// wakeQuotaLines has the Delegations whose turn it may be in the lines
+// d's place was in enqueued (through quotaLineSource), and those refused
+// a place while it was held: the cache the turn is read from may not show
+// them waiting yet.
+func (r *DelegationReconciler) wakeQuotaLines(ctx context.Context, d *v1alpha1.Delegation, refused []types.NamespacedName) {
+	if r.memory.quotaLine == nil {
+		return
+	}
+	freed := placeGivenBack{namespace: d.Namespace, refused: refused}
+	if d.Spec.ParentRef != nil {
+		freed.parent = d.Spec.ParentRef.Name
+	}
+	select {
+	case r.memory.quotaLine <- event.TypedGenericEvent[placeGivenBack]{Object: freed}:
+	case <-ctx.Done():
+	}
+}
+
+// quotaLineSource enqueues, for each place wakeQuotaLines names, the
+// Delegations whose turn it may be: the first in the inFlight line, and
+// the children of the parent its siblings hold.
+func (r *DelegationReconciler) quotaLineSource() source.TypedSource[reconcile.Request] {
+	r.memory.quotaLine = make(chan event.TypedGenericEvent[placeGivenBack], 256)
+	return source.Channel(r.memory.quotaLine, handler.TypedFuncs[placeGivenBack, reconcile.Request]{
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[placeGivenBack], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.enqueueQuotaTurn(ctx, e.Object.namespace, q)
+			for _, key := range e.Object.refused {
+				q.Add(reconcile.Request{NamespacedName: key})
+			}
+			if e.Object.parent != "" {
+				r.enqueueWaiting(ctx, e.Object.namespace, delegation.ReasonChildrenPerParentExceeded, e.Object.parent, q)
+			}
+		},
+	})
+}
+
+// admitQuota keeps a Delegation Pending (reason QuotaExceeded,
+// ChildrenPerParentExceeded or OverQuotaLimit, the record returned) while
+// starting it would exceed a DelegationQuota of its namespace.
 func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*delegation.Record, error) {
 	var quotas v1alpha1.DelegationQuotaList
 	if err := r.List(ctx, &quotas, client.InNamespace(s.d.Namespace), client.UnsafeDisableDeepCopy); err != nil || len(quotas.Items) == 0 {
@@ -141,7 +215,7 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 			if owner := metav1.GetControllerOf(c); owner != nil && owner.UID != s.parentObj.UID {
 				continue // a child of an earlier parent of the same name
 			}
-			ask.Siblings = append(ask.Siblings, a.contender(c, s.d.UID, c.Status.StartTime != nil))
+			ask.Siblings = append(ask.Siblings, a.contender(c, s.d.UID, c.Status.StartTime != nil, delegation.SiblingLine))
 		}
 	}
 	var contenders v1alpha1.DelegationList
@@ -152,17 +226,24 @@ func (r *DelegationReconciler) admitQuota(ctx context.Context, s *scope) (*deleg
 	live := map[types.UID]bool{}
 	for i := range contenders.Items {
 		live[contenders.Items[i].UID] = true
-		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false))
+		ask.InFlight = append(ask.InFlight, a.contender(&contenders.Items[i], s.d.UID, false, delegation.NamespaceLine))
 	}
 	for uid := range a.admitted {
 		if !live[uid] {
 			delete(a.admitted, uid) // settled or gone before the cache showed it sent
 		}
 	}
+	if len(a.admitted) == 0 {
+		clear(a.refused) // no place is held by a pass: none will be given back
+	}
 	rec, ok := delegation.QuotaGate(views, ask)
 	if !ok {
+		if rec.Outcome.Reason != delegation.ReasonOverQuotaLimit && delegation.HeldByPass(ask.UID, ask.InFlight, ask.Siblings) {
+			a.refused[client.ObjectKeyFromObject(s.d)] = true
+		}
 		return &rec, nil
 	}
+	delete(a.refused, client.ObjectKeyFromObject(s.d))
 	a.admitted[s.d.UID] = true
 	return nil, nil
 }
@@ -193,11 +274,12 @@ func (r *DelegationReconciler) admitLimits(ctx context.Context, d *v1alpha1.Dele
 	return nil, nil
 }
 
-// contender is d as the quota gate sees it. Only the asker and those already
-// waiting for a quota queue; a Delegation waiting for something else (its
-// parent, its Agent) holds no place and is not ahead. started: it holds its
-// place even after it settled (a parent's started children).
-func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool) delegation.Contender {
+// contender is d as the quota gate sees it in line. Only the asker and those
+// already waiting in that line queue; a Delegation waiting for something else
+// (its parent, its Agent, its siblings in the inFlight line) holds no place
+// and is not ahead. started: it holds its place even after it settled (a
+// parent's started children).
+func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, started bool, line delegation.QuotaLine) delegation.Contender {
 	c := delegation.Contender{UID: string(d.UID), Name: d.Name, Created: d.CreationTimestamp.Time, Adopts: d.Spec.TaskID != ""}
 	c.Started = started || inFlight(d)
 	c.Done = !c.Started && (delegation.Settled(d.Status.Phase) || !d.DeletionTimestamp.IsZero())
@@ -205,7 +287,7 @@ func (a *namespaceAdmission) contender(d *v1alpha1.Delegation, asker types.UID, 
 		delete(a.admitted, d.UID) // the cache shows it now
 	} else {
 		c.Admitted = a.admitted[d.UID]
-		c.Done = !c.Admitted && d.UID != asker && !waitsForQuota(d)
+		c.Done = !c.Admitted && d.UID != asker && !waitsInLine(d, line)
 	}
 	return c
 }
@@ -264,7 +346,8 @@ func (r *DelegationReconciler) enqueueQuotaTurn(ctx context.Context, ns string, 
 // waitingForQuota names the Delegations of the object's namespace that wait
 // for a quota or its approval: a quota changed, or a place may have freed.
 func (r *DelegationReconciler) waitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
-	reasons := []string{delegation.ReasonQuotaExceeded, delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit}
+	reasons := []string{delegation.ReasonQuotaExceeded, delegation.ReasonChildrenPerParentExceeded,
+		delegation.ReasonAwaitingApproval, delegation.ReasonOverQuotaLimit}
 	out := make([]reconcile.Request, 0, len(reasons))
 	for _, reason := range reasons {
 		out = append(out, r.requestsFor(ctx, o.GetNamespace(), indexWaiting, waitingKey(reason, ""))...)

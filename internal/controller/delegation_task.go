@@ -187,7 +187,7 @@ func (r *DelegationReconciler) beforeStart(ctx context.Context, s *scope, key ag
 		// A pass that lets it through but ends without recording its send
 		// (it waits for its Agent or its budget, or the marker's write
 		// failed) gives its places back: only a send holds one.
-		defer r.releaseUnsent(s)
+		defer r.releaseUnsent(ctx, s)
 		// Static limits, then approval: a Delegation waiting for either
 		// holds no place under the quota.
 		if wait, err := r.admitLimits(ctx, s.d); wait != nil || err != nil {

@@ -42,7 +42,7 @@ type quotaReconciler struct {
 func (r *quotaReconciler) setup(mgr ctrl.Manager) error {
 	quotaMetrics.use(mgr.GetClient())
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.DelegationQuota{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, meterLedgerChanged()))).
+		For(&v1alpha1.DelegationQuota{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, usedChanged()))).
 		Watches(&v1alpha1.Delegation{}, handler.EnqueueRequestsFromMapFunc(r.quotasOf), builder.WithPredicates(quotaUseChanged())).
 		Named("delegationquota").
 		Complete(r)
@@ -148,13 +148,18 @@ func (r *quotaReconciler) quotasOf(ctx context.Context, o client.Object) []recon
 	return reqs
 }
 
-// meterLedgerChanged lets through a quota whose meter ledgers changed (a
-// root started or settled): when their next entry leaves is timed anew.
-func meterLedgerChanged() predicate.Funcs {
+// usedChanged lets through a quota whose status.used changed: a root
+// started or settled in a meter ledger (when its next entry leaves is timed
+// anew), or a write of this controller reached the cache. A pass on a cache
+// that did not show its last write yet compared the count with an older one
+// and may have found nothing to write while the quota showed another count
+// (inFlight 2 read, 1 written, 2 counted): the pass after the write
+// compares with what was written.
+func usedChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*v1alpha1.DelegationQuota)
 		cur, okCur := e.ObjectNew.(*v1alpha1.DelegationQuota)
-		return !okOld || !okCur || !equality.Semantic.DeepEqual(old.Status.Used.Meters, cur.Status.Used.Meters)
+		return !okOld || !okCur || !equality.Semantic.DeepEqual(old.Status.Used, cur.Status.Used)
 	}}
 }
 

@@ -203,9 +203,10 @@ func TestQuotaTooDeepHoldsNoPlaceInLine(t *testing.T) {
 	e.g.Expect(e.sentTexts()).NotTo(ContainElement("wait deep"))
 }
 
-// depth and childrenPerParent: a Delegation too deep, or a parent's child
-// past the limit, waits Pending/QuotaExceeded and is not sent; deleting a
-// started child lets the next one start.
+// depth and childrenPerParent: a Delegation too deep waits
+// Pending/OverQuotaLimit, a parent's child past the limit
+// Pending/ChildrenPerParentExceeded, and neither is sent; deleting a started
+// child lets the next one start.
 func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 	e := setup(t)
 	e.createQuota("tree", v1alpha1.QuotaLimits{Depth: ptr.To[int32](1), ChildrenPerParent: ptr.To[int32](2)})
@@ -221,8 +222,9 @@ func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 	}
 	e.waitRunning("k1")
 	e.waitRunning("k2")
-	d := e.waitReason("k3", v1alpha1.PhasePending, delegation.ReasonQuotaExceeded)
-	e.g.Expect(d.Status.Outcome.Message).To(Equal(`DelegationQuota "tree": childrenPerParent 2/2; waiting in creation order`))
+	d := e.waitReason("k3", v1alpha1.PhasePending, delegation.ReasonChildrenPerParentExceeded)
+	e.g.Expect(d.Status.Outcome.Message).To(Equal(
+		`DelegationQuota "tree": childrenPerParent 2/2; waiting in creation order for a started sibling to be deleted`))
 
 	e.create(e.task("deep", "wait deep", child("k1")))
 	d = e.waitReason("deep", v1alpha1.PhasePending, delegation.ReasonOverQuotaLimit)
@@ -235,7 +237,7 @@ func TestQuotaDepthAndChildrenPerParent(t *testing.T) {
 	e.update("k2", func(d *v1alpha1.Delegation) { d.Spec.Cancel = true })
 	e.waitPhase("k2", v1alpha1.PhaseCanceled)
 	e.g.Consistently(func() string { return e.get("k3").Status.Outcome.Reason }, time.Second, tick).
-		Should(Equal(delegation.ReasonQuotaExceeded), "a settled child still counts while it exists")
+		Should(Equal(delegation.ReasonChildrenPerParentExceeded), "a settled child still counts while it exists")
 	e.g.Expect(k8sClient.Delete(context.Background(), e.get("k2"))).To(Succeed())
 	e.waitRunning("k3")
 	e.g.Expect(e.get("deep").Status.Outcome.Reason).To(Equal(delegation.ReasonOverQuotaLimit))

@@ -69,3 +69,17 @@ func Admit(uid string, limit int, all []Contender) (admitted bool, running int) 
 	}
 	return false, running
 }
+
+// HeldByPass reports whether a Delegation other than uid holds its place
+// only because a pass let it through and the cache does not show its send
+// yet. Such a place may be given back within moments (the pass did not
+// send after all), and a wake then, reading a cache that may not show uid
+// waiting yet, could miss it: uid is to be woken by name.
+func HeldByPass(uid string, lines ...[]Contender) bool {
+	for _, all := range lines {
+		if slices.ContainsFunc(all, func(c Contender) bool { return c.Admitted && !c.Done && c.UID != uid }) {
+			return true
+		}
+	}
+	return false
+}

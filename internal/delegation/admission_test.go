@@ -52,3 +52,23 @@ func TestAdmit(t *testing.T) {
 		})
 	}
 }
+
+func TestHeldByPass(t *testing.T) {
+	held := Contender{UID: "held", Admitted: true}
+	for _, c := range []struct {
+		name  string
+		lines [][]Contender
+		want  bool
+	}{
+		{name: "no line"},
+		{name: "started places are taken for good", lines: [][]Contender{{{UID: "a", Started: true}, {UID: "me"}}}},
+		{name: "a place a pass holds", lines: [][]Contender{{{UID: "a", Started: true}, held, {UID: "me"}}}, want: true},
+		{name: "in the siblings' line", lines: [][]Contender{{{UID: "a", Started: true}}, {held}}, want: true},
+		{name: "its own place is not another's", lines: [][]Contender{{{UID: "me", Admitted: true}}}},
+		{name: "waiting ones hold nothing", lines: [][]Contender{{{UID: "old"}, {UID: "me"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			NewWithT(t).Expect(HeldByPass("me", c.lines...)).To(Equal(c.want))
+		})
+	}
+}

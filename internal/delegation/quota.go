@@ -48,33 +48,71 @@ type QuotaAsk struct {
 }
 
 // QuotaGate decides whether a Delegation may send now under the
-// namespace's quotas: every quota applies, the first one it would exceed
-// (by name) holds it Pending with reason QuotaExceeded, never Failed.
-// Waiting Delegations start in creation order, then by name, as room frees.
+// namespace's quotas: every quota applies, and it waits Pending, never
+// Failed, for the first limit it would exceed (by kind, then by quota
+// name). The limits of its tree come first: too deep (OverQuotaLimit) or
+// its parent's started children (ChildrenPerParentExceeded), so it joins
+// the namespace's inFlight line (QuotaExceeded) only once nothing else
+// holds it. Waiting Delegations start in creation order, then by name, as
+// room frees.
 func QuotaGate(quotas []Quota, ask QuotaAsk) (Record, bool) {
 	quotas = slices.Clone(quotas)
 	slices.SortFunc(quotas, func(a, b Quota) int { return strings.Compare(a.Name, b.Name) })
 	for _, q := range quotas {
-		h := q.Hard
-		if h.Depth != nil && ask.Depth > int(*h.Depth) {
+		if h := q.Hard; h.Depth != nil && ask.Depth > int(*h.Depth) {
 			// A limit no usage changes: it waits as OverQuotaLimit, holding
-			// no place in the inFlight queue (as QuotaExceeded it was ahead
+			// no place in the inFlight line (as QuotaExceeded it was ahead
 			// of every younger Delegation of the namespace, for good).
 			return Progress(v1alpha1.PhasePending, ReasonOverQuotaLimit, fmt.Sprintf(
 				"DelegationQuota %q: depth %d exceeds %d; it cannot start under this quota", q.Name, ask.Depth, *h.Depth)), false
 		}
-		if h.ChildrenPerParent != nil && len(ask.Siblings) > 0 {
+	}
+	for _, q := range quotas {
+		if h := q.Hard; h.ChildrenPerParent != nil && len(ask.Siblings) > 0 {
 			if ok, held := Admit(ask.UID, int(*h.ChildrenPerParent), ask.Siblings); !ok {
-				return quotaWait(q.Name, fmt.Sprintf("childrenPerParent %d/%d; waiting in creation order", held, *h.ChildrenPerParent)), false
+				// Its siblings hold it, maybe for good (a started child
+				// counts until it is deleted): it waits apart from the
+				// inFlight line, or it would hold up the namespace.
+				return Progress(v1alpha1.PhasePending, ReasonChildrenPerParentExceeded, fmt.Sprintf(
+					"DelegationQuota %q: childrenPerParent %d/%d; waiting in creation order for a started sibling to be deleted",
+					q.Name, held, *h.ChildrenPerParent)), false
 			}
 		}
-		if h.InFlight != nil {
+	}
+	for _, q := range quotas {
+		if h := q.Hard; h.InFlight != nil {
 			if ok, held := Admit(ask.UID, int(*h.InFlight), ask.InFlight); !ok {
 				return quotaWait(q.Name, fmt.Sprintf("inFlight %d/%d; waiting in creation order", held, *h.InFlight)), false
 			}
 		}
 	}
 	return Record{}, true
+}
+
+// QuotaLine is one of the creation-order lines of the quotas.
+type QuotaLine int
+
+const (
+	// NamespaceLine: the namespace's Delegations, for places under
+	// hard.inFlight.
+	NamespaceLine QuotaLine = iota
+	// SiblingLine: one parent's children, for places under
+	// hard.childrenPerParent.
+	SiblingLine
+)
+
+// WaitsInLine reports whether a Delegation not sent, Pending with reason,
+// is in line (ahead of the younger ones): one waiting for the inFlight
+// line is in both lines (it passed its siblings' check, in their line);
+// one its siblings hold is in theirs only.
+func WaitsInLine(line QuotaLine, reason string) bool {
+	switch reason {
+	case ReasonQuotaExceeded:
+		return true
+	case ReasonChildrenPerParentExceeded:
+		return line == SiblingLine
+	}
+	return false
 }
 
 // QuotaTurn is how many of the Delegations waiting for a quota, taken in

@@ -31,6 +31,9 @@ func TestQuotaGate(t *testing.T) {
 		msg    string
 		// static: a limit no usage changes (OverQuotaLimit).
 		static bool
+		// siblings: its parent's started children hold it
+		// (ChildrenPerParentExceeded).
+		siblings bool
 	}{
 		{name: "no quota", ask: QuotaAsk{UID: "a", InFlight: []Contender{started("x"), waiting("a", 0)}}, starts: true},
 		{name: "room in flight", quotas: []Quota{inFlight(2)},
@@ -57,8 +60,18 @@ func TestQuotaGate(t *testing.T) {
 		{name: "children per parent: settled started children still count",
 			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](2)}}},
 			ask: QuotaAsk{UID: "c", Siblings: []Contender{
-				{UID: "a", Name: "a", Started: true}, {UID: "b", Name: "b", Started: true}, waiting("c", 0)}},
-			msg: `DelegationQuota "fanout": childrenPerParent 2/2; waiting in creation order`},
+				{UID: "a", Name: "a", Started: true}, {UID: "b", Name: "b", Started: true}, waiting("c", 0)}}, siblings: true,
+			msg: `DelegationQuota "fanout": childrenPerParent 2/2; waiting in creation order for a started sibling to be deleted`},
+		{name: "children per parent: the siblings' limit goes before any quota's inFlight",
+			quotas: []Quota{{Name: "a-namespace", Hard: v1alpha1.QuotaLimits{InFlight: ptr.To[int32](1)}},
+				{Name: "b-tree", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](1)}}},
+			ask: QuotaAsk{UID: "c", InFlight: []Contender{started("x"), waiting("c", 0)},
+				Siblings: []Contender{started("a"), waiting("c", 0)}}, siblings: true,
+			msg: `DelegationQuota "b-tree": childrenPerParent 1/1; waiting in creation order for a started sibling to be deleted`},
+		{name: "children per parent: an older sibling waiting for inFlight is ahead",
+			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](2)}}},
+			ask:    QuotaAsk{UID: "new", Siblings: []Contender{started("a"), waiting("old", 0), waiting("new", time.Second)}}, siblings: true,
+			msg: `DelegationQuota "fanout": childrenPerParent 1/2; waiting in creation order for a started sibling to be deleted`},
 		{name: "children per parent: room goes to the oldest child",
 			quotas: []Quota{{Name: "fanout", Hard: v1alpha1.QuotaLimits{ChildrenPerParent: ptr.To[int32](2)}}},
 			ask:    QuotaAsk{UID: "old", Siblings: []Contender{started("a"), waiting("new", time.Second), waiting("old", 0)}}, starts: true},
@@ -80,11 +93,37 @@ func TestQuotaGate(t *testing.T) {
 			}
 			g.Expect(rec.Phase).To(Equal(v1alpha1.PhasePending), "over quota waits, never fails")
 			reason := ReasonQuotaExceeded
-			if c.static {
+			switch {
+			case c.static:
 				reason = ReasonOverQuotaLimit
+			case c.siblings:
+				reason = ReasonChildrenPerParentExceeded
 			}
 			g.Expect(rec.Outcome.Reason).To(Equal(reason))
 			g.Expect(rec.Outcome.Message).To(Equal(c.msg))
+		})
+	}
+}
+
+func TestWaitsInLine(t *testing.T) {
+	for _, c := range []struct {
+		reason                 string
+		namespaceLine, sibling bool
+	}{
+		{reason: ReasonQuotaExceeded, namespaceLine: true, sibling: true},
+		// Its siblings may hold it for good: it must not hold up the
+		// namespace's younger Delegations.
+		{reason: ReasonChildrenPerParentExceeded, sibling: true},
+		{reason: ReasonOverQuotaLimit},
+		{reason: ReasonAwaitingApproval},
+		{reason: ReasonAgentAtCapacity},
+		{reason: ReasonBudgetExhausted},
+		{reason: ""},
+	} {
+		t.Run(c.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(WaitsInLine(NamespaceLine, c.reason)).To(Equal(c.namespaceLine), "inFlight line")
+			g.Expect(WaitsInLine(SiblingLine, c.reason)).To(Equal(c.sibling), "childrenPerParent line")
 		})
 	}
 }

@@ -35,6 +35,11 @@ const (
 	// ReasonQuotaExceeded: starting would exceed a DelegationQuota of the
 	// namespace; it waits, never fails, for it.
 	ReasonQuotaExceeded = "QuotaExceeded"
+	// ReasonChildrenPerParentExceeded: the parent has as many started
+	// children as a DelegationQuota's hard.childrenPerParent; it waits, in
+	// creation order among its siblings, for a started one to be deleted,
+	// and holds no place in the namespace's inFlight line meanwhile.
+	ReasonChildrenPerParentExceeded = "ChildrenPerParentExceeded"
 	// ReasonOverQuotaLimit: the Delegation asks more than a DelegationQuota
 	// allows any one Delegation (spec.hard.maxBudget, maxAttempts), or is
 	// deeper than its hard.depth; it waits until the quota is raised or it

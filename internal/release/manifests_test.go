@@ -81,6 +81,38 @@ func TestConfigDefaultRunsTheChartsAppVersion(t *testing.T) {
 	g.Expect(chart).To(HaveKeyWithValue("kubeVersion", ">=1.25.0-0"))
 }
 
+// install.yaml carries the chart's ValidatingAdmissionPolicies (quota
+// limits, the requester), named as a release named tether names them and
+// cluster-scoped; the MutatingAdmissionPolicy, which needs Kubernetes 1.36,
+// is left to config/admission/mutating.
+func TestInstallYAMLCarriesTheValidatingAdmissionPolicies(t *testing.T) {
+	g := NewWithT(t)
+	m, err := Render(root, Image{Tag: "1.2.3"})
+	g.Expect(err).NotTo(HaveOccurred())
+	policies := map[string]string{}
+	for _, o := range decodeAll(t, m.Install) {
+		if o.GetAPIVersion() == "admissionregistration.k8s.io/v1" {
+			g.Expect(o.GetNamespace()).To(BeEmpty(), "%s %s is cluster-scoped", o.GetKind(), o.GetName())
+			policies[o.GetKind()+"/"+o.GetName()], _, _ = unstructured.NestedString(o.Object, "spec", "policyName")
+		}
+	}
+	g.Expect(policies).To(Equal(map[string]string{
+		"ValidatingAdmissionPolicy/tether-quota-limits":        "",
+		"ValidatingAdmissionPolicyBinding/tether-quota-limits": "tether-quota-limits",
+		"ValidatingAdmissionPolicy/tether-requester":           "",
+		"ValidatingAdmissionPolicyBinding/tether-requester":    "tether-requester",
+	}))
+
+	out, err := Build(filepath.Join(root, "config", "admission", "mutating"))
+	g.Expect(err).NotTo(HaveOccurred())
+	mutating := decodeAll(t, out)
+	kinds := make([]string, 0, len(mutating))
+	for _, o := range mutating {
+		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+	}
+	g.Expect(kinds).To(ConsistOf("MutatingAdmissionPolicy/tether-requester", "MutatingAdmissionPolicyBinding/tether-requester"))
+}
+
 // The release recipe builds what the project promises. `goreleaser check`
 // (make release-check, make release-snapshot) validates it against the
 // tool's own schema; this holds its shape on every `make test`.

@@ -30,7 +30,9 @@ import (
 )
 
 // A release's install.yaml is accepted as it is by the API server: every
-// object, applied server-side in dry run.
+// object, applied server-side in dry run, its admission policies included;
+// so is config/admission/mutating, applied beside it on Kubernetes 1.36 and
+// later.
 func TestInstallYAMLAppliesToTheAPIServer(t *testing.T) {
 	requireCluster(t)
 	g := NewWithT(t)
@@ -38,8 +40,12 @@ func TestInstallYAMLAppliesToTheAPIServer(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	objs := splitManifests(t, m.Install)
 	g.Expect(objs.kind("Deployment")).To(HaveLen(1))
+	g.Expect(objs.kind("ValidatingAdmissionPolicy")).To(HaveLen(2))
+	g.Expect(objs.kind("ValidatingAdmissionPolicyBinding")).To(HaveLen(2))
 	ensureNamespace(t, "tether-system")
-	for _, o := range objs {
+	mutating, err := tetherrelease.Build(filepath.Join(repoRoot, "config", "admission", "mutating"))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, o := range append(objs, splitManifests(t, mutating)...) {
 		dryRunApply(t, o)
 	}
 }

@@ -59,7 +59,8 @@ func (n Namespace) Update(g gomega.Gomega, name string, mutate func(*v1alpha1.De
 
 // QuotaUse is a DelegationQuota's status.used as counted from the API
 // server's objects: a task sent and not settled is in flight; one that
-// has not sent and shows reason QuotaExceeded waits.
+// has not sent and shows reason QuotaExceeded or ChildrenPerParentExceeded
+// waits.
 func (n Namespace) QuotaUse(g gomega.Gomega) v1alpha1.QuotaUsed {
 	var list v1alpha1.DelegationList
 	g.Expect(n.Client.List(context.Background(), &list, client.InNamespace(n.Name))).To(gomega.Succeed())
@@ -70,7 +71,8 @@ func (n Namespace) QuotaUse(g gomega.Gomega) v1alpha1.QuotaUsed {
 		case d.Status.Phase.Settled():
 		case d.Status.TaskID != "":
 			used.InFlight++
-		case d.Status.Outcome != nil && d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded:
+		case d.Status.Outcome != nil && (d.Status.Outcome.Reason == delegation.ReasonQuotaExceeded ||
+			d.Status.Outcome.Reason == delegation.ReasonChildrenPerParentExceeded):
 			used.Waiting++
 		}
 	}
