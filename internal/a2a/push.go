@@ -54,6 +54,23 @@ func NotifiedTaskID(body []byte) string {
 	return n.ID
 }
 
+// NotifiedArtifactOnly: the notification carries an artifact update and
+// nothing else (a 1.0 {"artifactUpdate":…}, or a 0.3 "artifact-update"
+// event). It says nothing of the task's state; the artifacts are read with
+// the task once it ends, as a stream's artifact events are.
+func NotifiedArtifactOnly(body []byte) bool {
+	var n struct {
+		Kind           string          `json:"kind"`
+		Task           json.RawMessage `json:"task"`
+		StatusUpdate   json.RawMessage `json:"statusUpdate"`
+		ArtifactUpdate json.RawMessage `json:"artifactUpdate"`
+	}
+	if json.Unmarshal(body, &n) != nil || n.Task != nil || n.StatusUpdate != nil {
+		return false
+	}
+	return n.ArtifactUpdate != nil || n.Kind == "artifact-update"
+}
+
 // NotifiedEnd is the ended task a notification carries whole: a 1.0
 // StreamResponse {"task":…} or a 0.3 Task, in a state that ends it. Nil for
 // an update ({"statusUpdate":…} carries no artifacts), a running task or a

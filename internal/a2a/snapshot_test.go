@@ -117,3 +117,18 @@ func TestNotifiedEnd(t *testing.T) {
 	g.Expect(NotifiedEnd([]byte(`{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`))).To(BeNil())
 	g.Expect(NotifiedEnd([]byte(`not json`))).To(BeNil())
 }
+
+// Only a notification of an artifact alone says nothing of the task's
+// state; a status update, a task, or a body that does not decode may.
+func TestNotifiedArtifactOnly(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(NotifiedArtifactOnly([]byte(`{"artifactUpdate":{"taskId":"t1","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}`))).To(BeTrue())
+	g.Expect(NotifiedArtifactOnly([]byte(`{"kind":"artifact-update","taskId":"t1","contextId":"c","artifact":{"artifactId":"a"}}`))).To(BeTrue())
+
+	g.Expect(NotifiedArtifactOnly([]byte(`{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`))).To(BeFalse())
+	g.Expect(NotifiedArtifactOnly([]byte(`{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`))).To(BeFalse())
+	g.Expect(NotifiedArtifactOnly([]byte(`{"kind":"task","id":"t1","contextId":"c","status":{"state":"failed"}}`))).To(BeFalse())
+	g.Expect(NotifiedArtifactOnly([]byte(`{"artifactUpdate":{"taskId":"t1"},"statusUpdate":{"taskId":"t1"}}`))).To(BeFalse())
+	g.Expect(NotifiedArtifactOnly([]byte(`not json`))).To(BeFalse())
+	g.Expect(NotifiedArtifactOnly(nil)).To(BeFalse())
+}

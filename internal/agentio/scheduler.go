@@ -170,7 +170,9 @@ func minTime(a, b time.Time) time.Time {
 
 // ReadNow makes a followed task due at once (a push notification said it
 // changed). A task whose read is running is read again once it is answered.
-func (s *Scheduler) ReadNow(key types.NamespacedName) {
+// A task not followed yet is read as soon as it is. It reports whether the
+// task is followed.
+func (s *Scheduler) ReadNow(key types.NamespacedName) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, ok := s.items[key]
@@ -180,6 +182,7 @@ func (s *Scheduler) ReadNow(key types.NamespacedName) {
 			clear(s.early)
 		}
 		s.early[key] = s.Clock.Now()
+		return false
 	case it.index >= 0:
 		it.due = s.Clock.Now()
 		heap.Fix(&s.heap, it.index)
@@ -187,6 +190,7 @@ func (s *Scheduler) ReadNow(key types.NamespacedName) {
 	default:
 		it.again = true
 	}
+	return true
 }
 
 // Untrack stops following a task (settled, detached, deleted).

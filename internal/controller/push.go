@@ -118,20 +118,31 @@ func (p *PushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
+	p.notified(key, &d, body)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// notified acts on a notification whose token verified. The ended task
+// carried whole is the read's answer, and the end costs no GetTask. An
+// artifact alone changes nothing status shows before the end: nothing is
+// read (the end's read brings it). Anything else has a followed task read
+// at once, and the read's answer wakes the Delegation; a task not followed
+// yet (its send's answer not applied) is read as soon as it is, and the
+// Delegation is woken now.
+func (p *PushReceiver) notified(key types.NamespacedName, d *v1alpha1.Delegation, body []byte) {
 	if ended := endIn(body, d.Status.TaskID); ended != nil && p.answer != nil && p.answer(key, ended) {
-		// The whole ended task came with a verified token: it is the read's
-		// answer, which wakes the Delegation, and the end costs no GetTask.
-		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if p.readNow != nil {
-		p.readNow(key)
+	if len(body) <= maxPushBodyBytes && a2a.NotifiedArtifactOnly(body) {
+		return
+	}
+	if p.readNow != nil && p.readNow(key) {
+		return
 	}
 	select {
-	case p.events <- event.GenericEvent{Object: &d}:
+	case p.events <- event.GenericEvent{Object: d}:
 	default: // the controller is behind; this task's poll or renewal still comes
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // endIn is the ended task a notification body carries whole, when it is

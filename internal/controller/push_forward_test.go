@@ -37,10 +37,12 @@ type readNows struct {
 	keys []types.NamespacedName
 }
 
-func (r *readNows) note(key types.NamespacedName) {
+// note records the key; the task counts as not followed.
+func (r *readNows) note(key types.NamespacedName) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keys = append(r.keys, key)
+	return false
 }
 
 func (r *readNows) all() []types.NamespacedName {

@@ -24,11 +24,12 @@ import (
 	"github.com/tether-dev/tether/internal/a2a"
 )
 
-// PushReceiver accepts A2A push notifications and requeues the Delegation
-// each is about, so a task is followed as soon as it changes; polling stays
-// as the fallback. A notification that carries the ended task whole settles
-// it without a read. Delivery is at least once and a reconcile is idempotent,
-// so duplicates cost one extra pass.
+// PushReceiver accepts A2A push notifications and has the task each is
+// about read at once, so a task is followed as soon as it changes; polling
+// stays as the fallback. A notification that carries the ended task whole
+// settles it without a read; one that carries an artifact alone costs
+// nothing. Delivery is at least once and a read is idempotent, so
+// duplicates cost one extra read.
 type PushReceiver struct {
 	// Addr is where the receiver listens (--push-listen).
 	Addr string
@@ -41,8 +42,9 @@ type PushReceiver struct {
 
 	events chan event.GenericEvent
 	// readNow, when set, has the task read back at once: the notification
-	// says it changed.
-	readNow func(types.NamespacedName)
+	// says it changed. It reports whether the task is followed (then the
+	// read's answer wakes the Delegation).
+	readNow func(types.NamespacedName) bool
 	// answer, when set, makes an ended task a notification carried whole
 	// the answer of the task's read; false when the task is not followed.
 	answer func(types.NamespacedName, *a2a.Task) bool

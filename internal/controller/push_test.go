@@ -21,6 +21,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -93,6 +94,46 @@ func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 	g.Expect(post("/push/"+ns+"/missing", "A2A-Notification-Token", target.Token, `{}`)).To(Equal(http.StatusUnauthorized),
 		"an unknown name answers like a bad token")
 	g.Expect(p.events).To(HaveLen(3), "each accepted notification requeues the Delegation")
+}
+
+// A verified notification of a followed task has it read at once, and the
+// read's answer wakes the Delegation: no pass is queued beside the read. A
+// task not followed yet also wakes the Delegation now. An artifact alone
+// costs neither a read nor a pass.
+func TestPushReceiverReadsWhatChanged(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
+	d.Status.TaskID = "task-1"
+	g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
+
+	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	reads, followed := 0, true
+	p.readNow = func(types.NamespacedName) bool { reads++; return followed }
+	token := p.Target(d).Token
+	post := func(body string) {
+		req := httptest.NewRequest(http.MethodPost, "/push/"+ns+"/task", strings.NewReader(body))
+		req.Header.Set("A2A-Notification-Token", token)
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		g.Expect(rec.Code).To(Equal(http.StatusNoContent))
+	}
+	post(`{"statusUpdate":{"taskId":"task-1","status":{"state":"TASK_STATE_COMPLETED"}}}`)
+	g.Expect(reads).To(Equal(1))
+	g.Expect(p.events).To(BeEmpty(), "the read's answer wakes the Delegation")
+
+	post(`{"artifactUpdate":{"taskId":"task-1","artifact":{"artifactId":"a","parts":[{"text":"x"}]}}}`)
+	g.Expect(reads).To(Equal(1), "an artifact alone is not read")
+	g.Expect(p.events).To(BeEmpty())
+
+	followed = false
+	post(`{"statusUpdate":{"taskId":"task-1","status":{"state":"TASK_STATE_WORKING"}}}`)
+	g.Expect(reads).To(Equal(2))
+	g.Expect(p.events).To(HaveLen(1), "a task not followed yet wakes the Delegation now")
 }
 
 // A push token is good for one send of one Delegation, until its deadline

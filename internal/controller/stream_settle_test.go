@@ -6,11 +6,14 @@ SPDX-License-Identifier: Apache-2.0
 package controller
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -104,4 +107,55 @@ func TestPushedWholeEndSettlesWithoutARead(t *testing.T) {
 	d := e.waitPhase("whole", v1alpha1.PhaseSucceeded)
 	e.g.Expect(d.Status.Result.Text).To(Equal("whole done"))
 	e.g.Consistently(func() int { return e.agent.reads(id) }, time.Second, tick).Should(Equal(before), "no GetTask after the end")
+}
+
+// A task's end pushed as a2a-go's sender posts it, an artifact update and
+// then a status update without the artifacts, costs one GetTask after the
+// end and one status write: the artifact alone is not read, and the end
+// lacks the artifacts, so it is read once.
+func TestPushedEndIsReadOnce(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, g: NewWithT(t), ns: newNamespace(t), agent: newTestAgentWith(true)}
+	t.Cleanup(e.agent.Close)
+	addr := freeLoopbackAddr(t)
+	e.op = startOperatorWith(t, e.ns, testOptions(), func(r *DelegationReconciler) {
+		var err error
+		r.Push, err = NewPushReceiver(addr, "http://"+addr, nil, r.Client)
+		e.g.Expect(err).NotTo(HaveOccurred())
+	})
+	e.createAgent("agent", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.PollInterval = &metav1.Duration{Duration: time.Hour} })
+	e.g.Expect(e.waitAgentReady("agent").Status.PushNotifications).To(BeTrue())
+	w, err := k8sWatcher().Watch(context.Background(), &v1alpha1.DelegationList{}, client.InNamespace(e.ns))
+	e.g.Expect(err).NotTo(HaveOccurred())
+	defer w.Stop()
+
+	e.create(e.task("pushed", "pushed-end"))
+	id := e.waitRunning("pushed").Status.TaskID
+	// The pushes of the working state are read; the artifact is pushed 3 s
+	// after the task started, the end 2 s later.
+	before := -1
+	e.g.Eventually(func() bool {
+		n := e.agent.reads(id)
+		stable := n == before
+		before = n
+		return stable
+	}, eventually, 500*time.Millisecond).Should(BeTrue())
+	e.g.Expect(e.get("pushed").Status.Phase).To(Equal(v1alpha1.PhaseRunning), "still working when the reads were counted")
+
+	d := e.waitPhase("pushed", v1alpha1.PhaseSucceeded)
+	e.g.Expect(d.Status.Result.Text).To(Equal("pushed done"))
+	e.g.Consistently(func() int { return e.agent.reads(id) }, time.Second, tick).Should(Equal(before+1), "one GetTask after the end")
+	var phases []v1alpha1.Phase
+	for drained := false; !drained; {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type == watch.Modified {
+				phases = append(phases, ev.Object.(*v1alpha1.Delegation).Status.Phase)
+			}
+		case <-time.After(time.Second):
+			drained = true
+		}
+	}
+	e.g.Expect(phases).To(HaveLen(3), "the send marker, Running, Succeeded: %v", phases)
+	e.g.Expect(phases[2]).To(Equal(v1alpha1.PhaseSucceeded), "the end is one status write")
 }

@@ -357,6 +357,20 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			report := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("done"))
 			report.Metadata = map[string]any{budgetExtension: map[string]any{"spent": map[string]any{"tokens": 7}}}
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, report), nil)
+		case strings.HasPrefix(text, "pushed-end"):
+			// Works, then sends its result and, a little later, its end,
+			// each as its own event: a2a-go's push sender posts an artifact
+			// update, then a status update without the artifacts.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+			for i, ev := range []a2a.Event{a2a.NewArtifactEvent(ec, a2a.NewTextPart("pushed done")),
+				a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil)} {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration(3-i) * time.Second):
+				}
+				yield(ev, nil)
+			}
 		case strings.HasPrefix(text, "whole"):
 			// Works, then ends with the whole task as its last event: what
 			// the agent pushes is the ended task, artifacts and all.

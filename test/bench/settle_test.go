@@ -11,7 +11,10 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +25,9 @@ import (
 // settle measures how late a task's end shows: from the agent sending the
 // terminal event to a watch seeing the Delegation Succeeded, for an agent
 // that streams, one that is polled and one that pushes, beside a plain
-// informer's watch latency for status writes of a trivial object.
+// informer's watch latency for status writes of a trivial object. A row
+// without a target shows what the settle's one status write costs alone:
+// the bench writes the status of the streamed Delegations once they settled.
 func (e *env) settle() []row {
 	floor := e.watchFloor(max(e.sz.SettleN, 20))
 	floorOf := fmt.Sprintf("plain informer: status write → watch event (%d writes)", len(floor))
@@ -40,9 +45,13 @@ func (e *env) settle() []row {
 		{"polled agent (every 1 s)", polled, polledEvery, "≤ poll interval", valueAtMost(millis(polledEvery))},
 		{"pushing agent", pushing, unpolled, "≤ 2× floor", ratioAtMost(2)},
 	}
-	rows := make([]row, 0, 2*len(kinds))
+	rows := make([]row, 0, 2*len(kinds)+1)
 	for _, k := range kinds {
-		lat := e.settleAt(k.kind, k.poll)
+		lat, writes := e.settleAt(k.kind, k.poll, k.kind == streaming)
+		if len(writes) > 0 {
+			rows = append(rows, row{Name: "status write of a settled Delegation → watch event, p50", Unit: "ms",
+				Value: millis(percentile(writes, 0.5)), Floor: millis(percentile(floor, 0.5)), FloorOf: floorOf})
+		}
 		rows = append(rows,
 			row{Name: "settle p50, " + k.name, Unit: "ms", Value: millis(percentile(lat, 0.5)), Floor: millis(percentile(floor, 0.5)),
 				FloorOf: floorOf, Target: k.target, Met: k.met},
@@ -56,8 +65,9 @@ func (e *env) settle() []row {
 // settleAt runs SettleN tasks at an agent of a kind, created a few at a
 // time so they do not queue behind each other, and returns for each the
 // time from its terminal event at the agent to Succeeded at the watch. A
-// task whose end was never seen counts as Wait.
-func (e *env) settleAt(kind agentKind, poll time.Duration) []time.Duration {
+// task whose end was never seen counts as Wait. With writeFloor, it then
+// times a plain client's status write of each settled Delegation.
+func (e *env) settleAt(kind agentKind, poll time.Duration, writeFloor bool) (lat, writes []time.Duration) {
 	t, n := e.t, e.sz.SettleN
 	ag := newBenchAgentOf(kind, e.sz.SettleRun)
 	defer ag.Close()
@@ -72,9 +82,11 @@ func (e *env) settleAt(kind agentKind, poll time.Duration) []time.Duration {
 	if !e.tryUntil(e.sz.Wait, func() bool { return succeeded() == n }) {
 		t.Logf("settle: only %d of %d Succeeded within %s; the rest count as %s", succeeded(), n, e.sz.Wait, e.sz.Wait)
 	}
-	lat := make([]time.Duration, 0, n)
+	lat = make([]time.Duration, 0, n)
+	names := make([]string, n)
 	for i := range n {
 		name := fmt.Sprintf("s-%04d", i)
+		names[i] = name
 		ended, ok := ag.endedAt(name)
 		seen, shown := e.seen.reachedAt(ns, name, v1alpha1.PhaseSucceeded)
 		if !ok || !shown {
@@ -83,22 +95,72 @@ func (e *env) settleAt(kind agentKind, poll time.Duration) []time.Duration {
 		}
 		lat = append(lat, seen.Sub(ended))
 	}
+	if writeFloor && succeeded() == n {
+		writes = e.delegationWriteFloor(ns, names)
+	}
 	e.deleteAll(ns)
-	return lat
+	return lat, writes
 }
 
 // watchFloor writes the status of n trivial objects one after another and
 // returns, for each, the time from the write to a plain informer's update
 // event.
 func (e *env) watchFloor(n int) []time.Duration {
-	t := e.t
+	ctx := context.Background()
+	ns := e.namespace("watch")
+	items := make([]*unstructured.Unstructured, n)
+	names := make([]string, n)
+	for i := range items {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(benchItem)
+		u.SetNamespace(ns)
+		u.SetName(fmt.Sprintf("watch-%04d", i))
+		must(e.t, e.kube.Create(ctx, u))
+		items[i], names[i] = u, u.GetName()
+	}
+	done := func(u *unstructured.Unstructured) bool {
+		done, _, _ := unstructured.NestedBool(u.Object, "status", "done")
+		return done
+	}
+	out := e.statusWriteLatency(ns, benchItem, names, done, func(i int) error {
+		items[i].Object["status"] = map[string]any{"done": true}
+		return e.kube.Status().Update(ctx, items[i])
+	})
+	for _, u := range items {
+		must(e.t, client.IgnoreNotFound(e.kube.Delete(ctx, u)))
+	}
+	return out
+}
+
+// delegationWriteFloor writes the status of the settled Delegations named
+// one after another, a merge patch as the operator writes, and returns for
+// each the time from the write to a plain informer's update event: what the
+// settle's one status write costs without the operator.
+func (e *env) delegationWriteFloor(ns string, names []string) []time.Duration {
+	const note = "written by the bench"
+	done := func(u *unstructured.Unstructured) bool {
+		msg, _, _ := unstructured.NestedString(u.Object, "status", "outcome", "message")
+		return msg == note
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"outcome":{"message":"`+note+`"}}}`))
+	return e.statusWriteLatency(ns, v1alpha1.GroupVersion.WithKind("Delegation"), names, done, func(i int) error {
+		return e.kube.Status().Patch(context.Background(), &v1alpha1.Delegation{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[i]}}, patch)
+	})
+}
+
+// statusWriteLatency makes write(i) for each named object of kind gvk in
+// ns, 20 ms apart, and returns for each the time from the write to a plain
+// informer's first update event that shows it done.
+func (e *env) statusWriteLatency(ns string, gvk schema.GroupVersionKind, names []string,
+	done func(*unstructured.Unstructured) bool, write func(i int) error) []time.Duration {
+	t, n := e.t, len(names)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	ns := e.namespace("watch")
 	c, err := cache.New(e.config, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	must(t, err)
 	probe := &unstructured.Unstructured{}
-	probe.SetGroupVersionKind(benchItem)
+	probe.SetGroupVersionKind(gvk)
 	inf, err := c.GetInformer(ctx, probe)
 	must(t, err)
 	var (
@@ -111,10 +173,7 @@ func (e *env) watchFloor(n int) []time.Duration {
 		UpdateFunc: func(_, o any) {
 			now := time.Now()
 			u, ok := o.(*unstructured.Unstructured)
-			if !ok {
-				return
-			}
-			if done, _, _ := unstructured.NestedBool(u.Object, "status", "done"); !done {
+			if !ok || !done(u) {
 				return
 			}
 			mu.Lock()
@@ -129,30 +188,17 @@ func (e *env) watchFloor(n int) []time.Duration {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("the floor's informer did not sync")
 	}
-	items := make([]*unstructured.Unstructured, n)
-	for i := range items {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(benchItem)
-		u.SetNamespace(ns)
-		u.SetName(fmt.Sprintf("watch-%04d", i))
-		must(t, e.kube.Create(ctx, u))
-		items[i] = u
-	}
-	e.waitUntil("the floor's informer sees its objects", time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return added == n })
+	e.waitUntil("the floor's informer sees its objects", time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return added >= n })
 	wrote := make([]time.Time, n)
-	for i, u := range items {
-		u.Object["status"] = map[string]any{"done": true}
+	for i := range names {
 		wrote[i] = time.Now()
-		must(t, e.kube.Status().Update(ctx, u))
+		must(t, write(i))
 		time.Sleep(20 * time.Millisecond) // one write at a time, as tasks end
 	}
 	e.waitUntil("the floor's informer sees every status write", time.Minute, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == n })
 	out := make([]time.Duration, n)
-	for i, u := range items {
-		out[i] = seen[u.GetName()].Sub(wrote[i])
-	}
-	for _, u := range items {
-		must(t, client.IgnoreNotFound(e.kube.Delete(ctx, u)))
+	for i, name := range names {
+		out[i] = seen[name].Sub(wrote[i])
 	}
 	return out
 }
