@@ -109,7 +109,7 @@ func (e *env) grantRoles(roles []string, users ...string) {
 var (
 	quotaLimitsPolicy = []string{"quota-limits.policy.yaml", "quota-limits.binding.yaml"}
 	requesterPolicy   = []string{"requester.policy.yaml", "requester.binding.yaml"}
-	requesterMutation = []string{"requester.mutating-policy.yaml", "requester.mutating-binding.yaml"}
+	requesterMutation = []string{"mutating/requester.mutating-policy.yaml", "mutating/requester.mutating-binding.yaml"}
 )
 
 // The chart's quota-limits policy on the real API server: a Delegation that

@@ -21,6 +21,9 @@ func TestChartAdmissionPolicies(t *testing.T) {
 	g := NewWithT(t)
 	files, err := filepath.Glob(filepath.Join(repoRoot, "config", "admission", "*.*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
+	mutating, err := filepath.Glob(filepath.Join(repoRoot, "config", "admission", "mutating", "*.*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	files = append(files, mutating...)
 	g.Expect(files).To(HaveLen(6), "three policies and their bindings")
 
 	m := renderChartWith(t, "--kube-version", "1.37.0")
