@@ -17,9 +17,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/tether-dev/tether/api/v1alpha1"
 )
 
 // countingListener counts every byte the server reads from its connections.
@@ -62,13 +59,8 @@ func (zeros) Read(p []byte) (int, error) {
 func TestPushReceiverRefusesUnauthenticatedBodiesUnread(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	ns := newNamespace(t)
-	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
-	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
-
-	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
-	g.Expect(err).NotTo(HaveOccurred())
+	d, p := pushReceiverFor(t, g, "")
+	ns := d.Namespace
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	var read atomic.Int64

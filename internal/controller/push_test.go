@@ -63,15 +63,8 @@ func TestPushNotificationsFollowTheTaskWithoutPolling(t *testing.T) {
 func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	ns := newNamespace(t)
-	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
-	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
-	d.Status.TaskID = "task-1"
-	g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
-
-	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
-	g.Expect(err).NotTo(HaveOccurred())
+	d, p := pushReceiverFor(t, g, "task-1")
+	ns := d.Namespace
 	target := p.Target(d)
 	g.Expect(target.URL).To(Equal("http://push.example/push/" + ns + "/task"))
 
@@ -103,15 +96,8 @@ func TestPushReceiverChecksTokenAndTask(t *testing.T) {
 func TestPushReceiverReadsWhatChanged(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	ns := newNamespace(t)
-	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
-		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
-	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
-	d.Status.TaskID = "task-1"
-	g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
-
-	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
-	g.Expect(err).NotTo(HaveOccurred())
+	d, p := pushReceiverFor(t, g, "task-1")
+	ns := d.Namespace
 	reads, followed := 0, true
 	p.readNow = func(types.NamespacedName) bool { reads++; return followed }
 	token := p.Target(d).Token
@@ -240,4 +226,20 @@ func TestPushReceiverLimitsConnectionsPerSource(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "another source is served")
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 	g.Expect(slow).To(HaveLen(maxPushConnsPerSource))
+}
+
+// pushReceiverFor creates a Delegation "task" in a new namespace, following
+// taskID when it is not empty, and a push receiver that reads it.
+func pushReceiverFor(t *testing.T, g *WithT, taskID string) (*v1alpha1.Delegation, *PushReceiver) {
+	ns := newNamespace(t)
+	d := &v1alpha1.Delegation{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"}, Spec: v1alpha1.DelegationSpec{
+		AgentRef: &v1alpha1.AgentRef{Name: "agent"}, Message: &v1alpha1.Message{Text: "hi"}}}
+	g.Expect(k8sClient.Create(context.Background(), d)).To(Succeed())
+	if taskID != "" {
+		d.Status.TaskID = taskID
+		g.Expect(k8sClient.Status().Update(context.Background(), d)).To(Succeed())
+	}
+	p, err := NewPushReceiver("127.0.0.1:0", "http://push.example", nil, k8sClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	return d, p
 }

@@ -64,11 +64,7 @@ func TestQuotaPlaceGivenBackWakesTheNextInLine(t *testing.T) {
 		hold.Client = r.Client
 		r.Client = hold
 	})
-	e.createAgent("capped", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.MaxConcurrentTasks = ptr.To[int32](1) })
-	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2)})
-	e.waitAgentReady("capped")
-	e.waitAgentReady("agent")
-	capped := func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "capped" }
+	capped := e.cappedAgentUnderQuota()
 	e.create(e.task("running", "wait running", capped))
 	e.waitRunning("running")
 

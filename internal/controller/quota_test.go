@@ -303,11 +303,7 @@ func TestQuotaHoldsOnlyItsNamespace(t *testing.T) {
 // room, and once the Agent has room it asks the quota again and starts.
 func TestQuotaPlaceGivenBackWhileWaitingForTheAgent(t *testing.T) {
 	e := setup(t)
-	e.createAgent("capped", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.MaxConcurrentTasks = ptr.To[int32](1) })
-	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2)})
-	e.waitAgentReady("capped")
-	e.waitAgentReady("agent")
-	capped := func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "capped" }
+	capped := e.cappedAgentUnderQuota()
 	e.create(e.task("c1", "wait c1", capped))
 	e.waitRunning("c1")
 	e.create(e.task("c2", "wait c2", capped))
@@ -355,4 +351,15 @@ func TestQuotaPassWhoseMarkerConflictedStartsOnTheNext(t *testing.T) {
 	e.waitRunning("q1")
 	e.g.Expect(conflicts.injected.Load()).To(Equal(int32(1)), "its first send marker conflicted")
 	e.g.Eventually(e.quotaUsed("team"), eventually, tick).Should(Equal(v1alpha1.QuotaUsed{InFlight: 1}))
+}
+
+// cappedAgentUnderQuota makes an Agent "capped" of one task at a time and a
+// quota of two in flight, and returns what sends a Delegation to "capped".
+func (e *env) cappedAgentUnderQuota() func(*v1alpha1.Delegation) {
+	e.t.Helper()
+	e.createAgent("capped", e.agent.URL(), func(a *v1alpha1.Agent) { a.Spec.MaxConcurrentTasks = ptr.To[int32](1) })
+	e.createQuota("team", v1alpha1.QuotaLimits{InFlight: ptr.To[int32](2)})
+	e.waitAgentReady("capped")
+	e.waitAgentReady("agent")
+	return func(d *v1alpha1.Delegation) { d.Spec.AgentRef.Name = "capped" }
 }
