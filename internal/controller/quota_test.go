@@ -27,10 +27,21 @@ import (
 	"github.com/tether-dev/tether/internal/delegation"
 )
 
+// createQuota creates a DelegationQuota in the test's namespace.
+//
+// It returns once the operator has written the quota's status: the operator
+// checks the quotas its cache holds, so a Delegation created before the cache
+// shows the quota would start unlimited by it (as docs/tenancy.md tells
+// users: apply a quota before the Delegations it should hold).
 func (e *env) createQuota(name string, hard v1alpha1.QuotaLimits) {
 	e.t.Helper()
 	e.g.Expect(k8sClient.Create(context.Background(), &v1alpha1.DelegationQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name}, Spec: v1alpha1.DelegationQuotaSpec{Hard: hard}})).To(Succeed())
+	e.g.Eventually(func() int64 {
+		var q v1alpha1.DelegationQuota
+		e.g.Expect(k8sClient.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: name}, &q)).To(Succeed())
+		return q.Status.ObservedGeneration
+	}, eventually, tick).Should(BeNumerically(">=", 1), "the operator has seen the quota")
 }
 
 // updateQuota changes a quota with a merge patch: the operator writes its
